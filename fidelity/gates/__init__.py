@@ -1,0 +1,1 @@
+"""Support code for gates: readings, tolerance policy, comparison messages."""
