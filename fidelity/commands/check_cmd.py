@@ -1,0 +1,65 @@
+"""`fidelity check`: the CI verdict. Every stage must be green for exit 0.
+
+Stages, in order (a later stage is skipped, and says so, when an earlier one
+cannot give it input):
+  specs     every spec loads and validates
+  fixtures  every fixture re-derives identically from its oracle
+  claims    every source claim checked by its oracle (a refuted claim is a
+            finding about the source, reported, never a failure of check)
+"""
+from __future__ import annotations
+
+import sys
+
+from fidelity.commands.common import EXIT_OK, EXIT_RED, EXIT_USAGE, add_json_option, add_specs_option, print_json
+from fidelity.spec import SpecError, load_catalogue
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("check", help="the CI verdict: specs, fixtures, claims, gates, evidence",
+                       description=__doc__.split("\n", 1)[1], formatter_class=_raw())
+    add_specs_option(p)
+    add_json_option(p)
+    p.set_defaults(run=run)
+
+
+def _raw():
+    import argparse
+    return argparse.RawDescriptionHelpFormatter
+
+
+def run(args) -> int:
+    report: dict = {"ok": False, "stages": []}
+    say = (lambda *a: None) if args.json else (lambda *a: print(*a, flush=True))
+    try:
+        cat = load_catalogue(args.specs)
+    except SpecError as exc:
+        report["stages"].append({"stage": "specs", "ok": False, "error": exc.to_json()})
+        if args.json:
+            print_json(report)
+        else:
+            print(f"specs     RED  {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    report["stages"].append({"stage": "specs", "ok": True, "files": [str(f) for f in cat.files]})
+    report["equations"] = [{"id": e.id, "paper": e.paper, "tier": e.data["tier"], "status": e.data["status"]}
+                           for e in cat.equations.values()]
+    say(f"specs     ok   {len(cat.files)} files, {len(cat.papers)} papers, {len(cat.equations)} equations, "
+        f"{len(cat.claims)} claims, {len(cat.perturbations)} perturbations")
+
+    for stage in _stages():
+        result = stage(cat, args, say)
+        report["stages"].append(result)
+        for key in ("claims", "gates", "perturbations"):
+            if key in result:
+                report[key] = result.pop(key)
+    report["ok"] = all(s["ok"] for s in report["stages"])
+    if args.json:
+        print_json(report)
+    else:
+        print("check: " + ("GREEN" if report["ok"] else "RED"))
+    return EXIT_OK if report["ok"] else EXIT_RED
+
+
+def _stages():
+    from fidelity.check import claims_stage, fixtures_stage
+    return [fixtures_stage.run, claims_stage.run]

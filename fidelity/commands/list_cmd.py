@@ -1,0 +1,67 @@
+"""`fidelity list [papers|equations|claims|perturbations]`: what the specs say, one row each."""
+from __future__ import annotations
+
+from fidelity import textable
+from fidelity.commands.common import EXIT_OK, add_json_option, add_specs_option, print_json, where_text
+from fidelity.spec import load_catalogue
+
+WHAT = ("papers", "equations", "claims", "perturbations")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("list", help="list papers, equations, claims or perturbations",
+                       description="List the items the specs define. Equations show their tier "
+                                   "(a: checked against author code, b: transcription, c: our choice) and status.")
+    p.add_argument("what", nargs="?", choices=WHAT, default="equations", help="what to list (default: equations)")
+    p.add_argument("--paper", help="only items of this paper id (e.g. mhc)")
+    add_specs_option(p)
+    add_json_option(p)
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    cat = load_catalogue(args.specs)
+    rows = globals()[f"_{args.what}"](cat, args.paper)
+    if args.json:
+        print_json(rows)
+    else:
+        if not rows:
+            print(f"no {args.what}")
+            return EXIT_OK
+        headers = list(rows[0])
+        print(textable.render(headers, [[_cell(r[h]) for h in headers] for r in rows]))
+        print(f"\n{len(rows)} {args.what}")
+    return EXIT_OK
+
+
+def _cell(value) -> str:
+    if isinstance(value, dict):
+        return where_text(value)
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    return "" if value is None else str(value)
+
+
+def _papers(cat, paper):
+    return [{"id": p.id, "arxiv": f"{p.data['arxiv']}{p.data['version']}", "title": p.data["title"],
+             "author_code": p.data["author_code"]["status"],
+             "equations": len(cat.equations_of(p.id)),
+             "claims": sum(1 for c in cat.claims.values() if c.paper == p.id)}
+            for p in cat.papers.values() if paper in (None, p.id)]
+
+
+def _equations(cat, paper):
+    return [{"id": e.id, "paper": e.paper, "where": e.data["where"], "tier": e.data["tier"],
+             "status": e.data["status"], "title": e.data["title"]}
+            for e in cat.equations.values() if paper in (None, e.paper)]
+
+
+def _claims(cat, paper):
+    from fidelity.claims import check_claims  # oracles load only when claims are asked for
+    return [r for r in check_claims(cat) if paper in (None, r["paper"])]
+
+
+def _perturbations(cat, paper):
+    return [{"id": p.id, "paper": p.paper, "title": p.data["title"], "target": p.data["target"],
+             "gates": len(p.data["gates"])}
+            for p in cat.perturbations.values() if paper in (None, p.paper)]

@@ -1,0 +1,53 @@
+"""`fidelity show ID`: one item in full, with its provenance."""
+from __future__ import annotations
+
+import yaml
+
+from fidelity.commands.common import EXIT_OK, EXIT_USAGE, add_json_option, add_specs_option, print_json
+from fidelity.spec import load_catalogue
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("show", help="show one paper, equation, claim or perturbation in full",
+                       description="Show one item by id (e.g. mhc.eq9, attnres, P1): its text, "
+                                   "provenance and the file and line it is written at.")
+    p.add_argument("id")
+    add_specs_option(p)
+    add_json_option(p)
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    cat = load_catalogue(args.specs)
+    item = cat.get(args.id)
+    if item is None:
+        close = sorted(i for i in cat.all_ids() if args.id.split(".")[0] in i)[:10]
+        hint = f" Did you mean one of: {', '.join(close)}?" if close else ""
+        raise SystemExit(_usage_error(f"no item with id {args.id!r}.{hint}"))
+    record = {"kind": item.kind, "id": item.id, "paper": item.paper,
+              "defined_at": f"{item.file}:{item.line}", **item.data}
+    if item.kind != "paper":
+        paper = cat.papers[item.paper].data
+        record["provenance_paper"] = {"arxiv": f"{paper['arxiv']}{paper['version']}", "title": paper["title"],
+                                      "read": paper["read"]}
+    record.update(_extras(item))
+    if args.json:
+        print_json(record)
+    else:
+        print(yaml.safe_dump(record, sort_keys=False, allow_unicode=True, width=100).rstrip())
+    return EXIT_OK
+
+
+def _extras(item) -> dict:
+    """Later stages (claims, gates, evidence) add what they know about an item."""
+    extras = {}
+    if item.kind == "claim":
+        from fidelity.claims import check_claim
+        extras["check"] = check_claim(item)
+    return extras
+
+
+def _usage_error(message: str) -> int:
+    import sys
+    print(f"fidelity show: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
