@@ -1,0 +1,34 @@
+"""PyTorch reference implementations, one idea per file.
+
+- rmsnorm.py            RMSNorm (mean form), `rms_norm`, `RMSNorm`
+- depth_attention.py    AttnRes depth attention, `depth_attend`, `DepthAttention`
+- attnres.py            Full / Block AttnRes (Eqs. 5-6, Alg. 1), `BlockAttnRes`
+- sinkhorn.py           log-domain Sinkhorn-Knopp (mHC Eq. 9), `sinkhorn`
+- mhc.py                mHC residual (Eqs. 3, 7, 8), `MhcResidual`
+- hyper_connections.py  Hyper-Connections (2409.19606), `HyperConnection`
+- loop_model.py         weight-shared loop model with one residual arm, `LoopConfig`, `LoopModel`
+"""
+from .attnres import BlockAttnRes, attn_with_stats
+from .depth_attention import DepthAttention, convention_constants, depth_attend, score_terms
+from .hyper_connections import HyperConnection
+from .loop_model import ARMS, LoopConfig, LoopModel
+from .mhc import MhcResidual
+from .rmsnorm import RMSNorm, rms_norm
+from .sinkhorn import sinkhorn
+
+__all__ = [
+    "ARMS",
+    "BlockAttnRes",
+    "DepthAttention",
+    "HyperConnection",
+    "LoopConfig",
+    "LoopModel",
+    "MhcResidual",
+    "RMSNorm",
+    "attn_with_stats",
+    "convention_constants",
+    "depth_attend",
+    "rms_norm",
+    "score_terms",
+    "sinkhorn",
+]

@@ -1,0 +1,48 @@
+"""A subject: one implementation under test, described for the gates and the runner."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from .interfaces import MECHANISMS
+
+
+@dataclass(frozen=True)
+class Subject:
+    """One implementation under test.
+
+    name               short id printed in the run header ("torch", "triton", ...)
+    description        one line for the report
+    mechanisms         mechanism name (see interfaces.MECHANISMS) -> callable or module factory
+    backward_routes    mechanism name -> the gradient routes it supports, e.g. ("autograd", "manual")
+    unavailable_reason returns None when the subject can run here, else why it cannot
+    """
+
+    name: str
+    description: str
+    mechanisms: Mapping[str, Callable]
+    backward_routes: Mapping[str, tuple[str, ...]]
+    unavailable_reason: Callable[[], str | None]
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.mechanisms) - set(MECHANISMS))
+        if unknown:
+            raise ValueError(f"subject {self.name!r}: unknown mechanisms {unknown}; known: {tuple(MECHANISMS)}")
+        missing_routes = sorted(set(self.mechanisms) - set(self.backward_routes))
+        if missing_routes:
+            raise ValueError(f"subject {self.name!r}: no backward routes declared for {missing_routes}")
+
+    def available(self) -> bool:
+        return self.unavailable_reason() is None
+
+    def supports(self, mechanism: str, backward: str | None = None) -> bool:
+        if mechanism not in self.mechanisms:
+            return False
+        return backward is None or backward in self.backward_routes.get(mechanism, ())
+
+    def get(self, mechanism: str) -> Callable:
+        """The callable or factory for `mechanism`; NotImplementedError if this subject lacks it."""
+        try:
+            return self.mechanisms[mechanism]
+        except KeyError:
+            raise NotImplementedError(f"subject {self.name!r} does not implement {mechanism!r}") from None
