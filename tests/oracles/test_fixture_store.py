@@ -1,0 +1,176 @@
+"""The fixture store: byte-identical regeneration, drift detection, error reporting, speed."""
+import json
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from fidelity import fixture_store as fs
+
+COMMITTED = Path(__file__).resolve().parents[2] / "fixtures"
+EQUATION_ID = re.compile(r"^(attnres\.(eq[1-6]|phi|alg1|init_zero_query)|rmsnorm\.mean_form|"
+                         r"mhc\.(eq3|eq6|eq7|eq8|eq9|init_static_bias|params)|hc\.(eq[1-5]|eq8|eq9|eq1[0-4]))$")
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    a = tmp_path_factory.mktemp("fixtures_a")
+    b = tmp_path_factory.mktemp("fixtures_b")
+    return a, fs.regenerate(a), b, fs.regenerate(b)
+
+
+def test_regeneration_is_byte_identical_twice_and_matches_the_committed_files(generated):
+    a, pa, b, pb = generated
+    assert [p.name for p in pa] == [p.name for p in pb]
+    for p, q in zip(pa, pb):
+        assert p.read_bytes() == q.read_bytes(), p.name
+    committed = sorted(p.name for p in COMMITTED.glob("*.json"))
+    assert committed == sorted(p.name for p in pa)
+    for p in pa:
+        assert (COMMITTED / p.name).read_bytes() == p.read_bytes(), f"fixtures/{p.name} differs from a regeneration"
+
+
+def test_verify_is_clean_and_fast():
+    t0 = time.perf_counter()
+    drifts = fs.verify()
+    elapsed = time.perf_counter() - t0
+    assert drifts == []
+    assert elapsed < 10, f"verify took {elapsed:.2f} s"
+
+
+def _copy(generated, tmp_path):
+    a = generated[0]
+    d = tmp_path / "fx"
+    shutil.copytree(a, d)
+    return d
+
+
+def test_a_changed_digit_is_a_drift_naming_file_and_field(generated, tmp_path):
+    d = _copy(generated, tmp_path)
+    path = d / "mhc.eq3_sliced.json"
+    obj = json.loads(path.read_text())
+    s = obj["expected"]["out"]["digits"][1][0]
+    obj["expected"]["out"]["digits"][1][0] = s[:-1] + ("1" if s[-1] != "1" else "2")
+    path.write_text(fs.serialise(obj))
+    drifts = fs.verify(d)
+    assert len(drifts) == 1
+    dr = drifts[0]
+    assert dr.file == path and dr.fixture_id == "mhc.eq3_sliced"
+    assert dr.field == "expected.out.digits[1][0]"
+    assert dr.recomputed == s and dr.stored != s
+    assert "mhc.eq3_sliced.json" in str(dr) and "expected.out.digits[1][0]" in str(dr)
+
+
+def test_a_changed_float_twin_and_derivation_are_drifts(generated, tmp_path):
+    d = _copy(generated, tmp_path)
+    path = d / "attnres.three_conventions.json"
+    obj = json.loads(path.read_text())
+    obj["expected"]["paper"]["alpha"]["float64"][0] += 1e-12
+    obj["derivation"][0] = obj["derivation"][0] + " edited"
+    path.write_text(fs.serialise(obj))
+    fields = sorted(dr.field for dr in fs.verify(d))
+    assert fields == ["derivation[0]", "expected.paper.alpha.float64[0]"]
+
+
+def test_invalid_json_raises_fixture_error_naming_the_file(generated, tmp_path):
+    d = _copy(generated, tmp_path)
+    path = d / "sinkhorn.slow_2x2.json"
+    path.write_text(path.read_text()[:-20])
+    with pytest.raises(fs.FixtureError) as info:
+        fs.verify(d)
+    assert info.value.file == path and "invalid JSON" in str(info.value)
+    with pytest.raises(fs.FixtureError):
+        fs.load("sinkhorn.slow_2x2", d)
+
+
+@pytest.mark.parametrize("field", ["expected", "precision_digits"])
+def test_a_missing_top_level_field_raises_naming_file_and_field(generated, tmp_path, field):
+    d = _copy(generated, tmp_path)
+    path = d / "mhc.params.json"
+    obj = json.loads(path.read_text())
+    del obj[field]
+    path.write_text(json.dumps(obj))
+    with pytest.raises(fs.FixtureError) as info:
+        fs.load("mhc.params", d)
+    assert info.value.file == path and info.value.field == field
+    with pytest.raises(fs.FixtureError) as info:
+        fs.verify(d)
+    assert info.value.field == field and path.name in str(info.value)
+
+
+def test_a_missing_nested_field_raises_naming_the_path(generated, tmp_path):
+    d = _copy(generated, tmp_path)
+    path = d / "mhc.eq3_sliced.json"
+    obj = json.loads(path.read_text())
+    del obj["expected"]["H_res"]["float64"]
+    path.write_text(fs.serialise(obj))
+    with pytest.raises(fs.FixtureError) as info:
+        fs.verify(d)
+    assert info.value.file == path and info.value.field == "expected.H_res.float64"
+
+
+def test_unknown_fixture_file_and_id(generated, tmp_path):
+    d = _copy(generated, tmp_path)
+    (d / "mhc.bogus.json").write_text("{}")
+    with pytest.raises(fs.FixtureError) as info:
+        fs.verify(d)
+    assert info.value.file.name == "mhc.bogus.json"
+    with pytest.raises(fs.FixtureError):
+        fs.load("mhc.bogus", d)
+
+
+def test_a_missing_file_is_a_drift(generated, tmp_path):
+    d = _copy(generated, tmp_path)
+    (d / "hc.dhc_dynamic.json").unlink()
+    drifts = fs.verify(d)
+    assert [(dr.fixture_id, dr.field) for dr in drifts] == [("hc.dhc_dynamic", "<file>")]
+
+
+def test_load_default_directory():
+    obj = fs.load("mhc.eq3_sliced")
+    assert obj["id"] == "mhc.eq3_sliced" and obj["oracle"] == "fidelity.oracles.mhc.eq3_sliced"
+
+
+def _leaves(x):
+    if isinstance(x, list):
+        for v in x:
+            yield from _leaves(v)
+    else:
+        yield x
+
+
+def test_every_fixture_is_well_formed():
+    assert 15 <= len(fs.FIXTURES) <= 30
+    for fid in fs.FIXTURES:
+        obj = fs.load(fid)
+        assert set(obj) == set(fs.REQUIRED_FIELDS)
+        assert obj["equations"] and all(EQUATION_ID.match(e) for e in obj["equations"]), obj["equations"]
+        assert obj["derivation"] and obj["precision_digits"] >= 30
+        mod, _, fn = obj["oracle"].rpartition(".")
+        assert getattr(__import__(mod, fromlist=[fn]), fn)
+
+        def check(entry, where):
+            if "exact" in entry and "digits" not in entry:
+                return
+            digits, twins = list(_leaves(entry["digits"])), list(_leaves(entry["float64"]))
+            assert len(digits) == len(twins), where
+            for s, f in zip(digits, twins):
+                if s in ("nan", "+inf", "-inf"):
+                    assert f == s
+                    continue
+                mant = s.split("e")[0].replace("-", "").replace(".", "").lstrip("0")
+                assert mant == "" or len(mant) >= 30, (where, s)
+                assert f == float(s), (where, s)
+
+        def walk(node, where):
+            if isinstance(node, dict) and ("digits" in node or "exact" in node):
+                check(node, where)
+            elif isinstance(node, dict):
+                for k, v in node.items():
+                    walk(v, f"{where}.{k}")
+
+        walk(obj["expected"], f"{fid}.expected")
+        for name, p in obj["predictions"].items():
+            walk(p.get("values", p), f"{fid}.predictions.{name}")
