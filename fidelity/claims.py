@@ -24,7 +24,7 @@ def check_claim(item: Item) -> dict:
     if name not in QUANTITIES:
         row.update(verdict="error", note=f"oracle {name!r} is not a known quantity ({item.file}:{item.line})")
         return row
-    result = compare_claim(data["value"], QUANTITIES[name].compute())
+    result = compare_claim(data["value"], QUANTITIES[name].fn())
     row.update(verdict=result["verdict"].lower(), computed=result["computed"],
                difference=result["difference"], note=QUANTITIES[name].description)
     return row

@@ -73,6 +73,10 @@ class Drift:
         return (f"{self.file.name} ({self.fixture_id}) {self.field}: stored {self.stored!r}, "
                 f"recomputed {self.recomputed!r}")
 
+    def to_json(self) -> dict:
+        return {"file": str(self.file), "fixture": self.fixture_id, "field": self.field,
+                "stored": self.stored, "recomputed": self.recomputed}
+
 
 @dataclass(frozen=True)
 class FixtureSpec:

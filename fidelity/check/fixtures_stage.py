@@ -6,7 +6,7 @@ def run(cat, args, say) -> dict:
     from fidelity import fixture_store
 
     try:
-        drifts = fixture_store.verify(fixture_store.DEFAULT_DIR)
+        drifts = fixture_store.verify(fixture_store.DEFAULT_DIRECTORY)
     except fixture_store.FixtureError as exc:
         say(f"fixtures  RED  {exc}")
         return {"stage": "fixtures", "ok": False, "error": str(exc)}

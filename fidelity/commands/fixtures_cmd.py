@@ -26,7 +26,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from fidelity import fixture_store
 
-    directory = args.dir or fixture_store.DEFAULT_DIR
+    directory = args.dir or fixture_store.DEFAULT_DIRECTORY
     start = time.perf_counter()
     if args.regen:
         written = fixture_store.regenerate(directory)

@@ -58,7 +58,7 @@ def _rel(perturbed):
     def fn():
         with precision():
             base = _eq3_out(0, 0)
-            return abs(perturbed()[0][0] - base) / base
+            return 100 * abs(perturbed()[0][0] - base) / base
     return fn
 
 
@@ -144,7 +144,7 @@ def _build() -> dict[str, Quantity]:
     for key, (fn, what) in perturbed.items():
         q[f"mhc.eq3.{key}.out00"] = Quantity(f"out[0,0] with {what}, {sl}", lambda fn=fn: fn()[0][0])
         if key != "transposed_post":
-            q[f"mhc.eq3.{key}.rel"] = Quantity(f"|perturbed - out00| / out00 (a fraction) with {what}, {sl}",
+            q[f"mhc.eq3.{key}.rel"] = Quantity(f"100 |perturbed - out00| / out00 (a percentage) with {what}, {sl}",
                                                _rel(fn))
     for n in (2, 4):
         q[f"mhc.init.hres_identity_distance.n{n}"] = Quantity(

@@ -1,7 +1,7 @@
 """A subject: one implementation under test, described for the gates and the runner."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from .interfaces import MECHANISMS
@@ -16,6 +16,8 @@ class Subject:
     mechanisms         mechanism name (see interfaces.MECHANISMS) -> callable or module factory
     backward_routes    mechanism name -> the gradient routes it supports, e.g. ("autograd", "manual")
     unavailable_reason returns None when the subject can run here, else why it cannot
+    modules            mechanism name -> the importable modules whose source implements it; the
+                       perturbation runner uses this to find the gates that cover a patched module
     """
 
     name: str
@@ -23,6 +25,7 @@ class Subject:
     mechanisms: Mapping[str, Callable]
     backward_routes: Mapping[str, tuple[str, ...]]
     unavailable_reason: Callable[[], str | None]
+    modules: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.mechanisms) - set(MECHANISMS))

@@ -6,6 +6,9 @@ from fidelity.impl.torch import BlockAttnRes, HyperConnection, LoopModel, MhcRes
 from .subject import Subject
 
 
+_PKG = "fidelity.impl.torch"
+
+
 def available() -> str | None:
     """The reference runs wherever torch imports: always available (None = no reason it cannot run)."""
     return None
@@ -31,4 +34,13 @@ SUBJECT = Subject(
         "loop_model": ("autograd",),
     },
     unavailable_reason=available,
+    modules={
+        "depth_attention": (f"{_PKG}.depth_attention",),
+        "sinkhorn": (f"{_PKG}.sinkhorn",),
+        "block_attnres": (f"{_PKG}.attnres", f"{_PKG}.depth_attention"),
+        "mhc_residual": (f"{_PKG}.mhc", f"{_PKG}.sinkhorn", f"{_PKG}.rmsnorm"),
+        "hyper_connection": (f"{_PKG}.hyper_connections",),
+        "loop_model": (f"{_PKG}.loop_model", f"{_PKG}.mhc", f"{_PKG}.sinkhorn", f"{_PKG}.rmsnorm",
+                       f"{_PKG}.depth_attention", f"{_PKG}.hyper_connections"),
+    },
 )

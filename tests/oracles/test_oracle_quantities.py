@@ -109,9 +109,9 @@ SOURCE_CLAIMS = [
     ("mhc.eq3.sigma_post.out00", "5.175407", "CONFIRMED"),
     ("mhc.eq3.no_sinkhorn.out00", "3.391930", "CONFIRMED"),
     ("mhc.eq3.offbyone_post.out00", "17.751490", "CONFIRMED"),
-    ("mhc.eq3.sigma_post.rel", "0.422", "CONFIRMED"),
-    ("mhc.eq3.no_sinkhorn.rel", "0.621", "CONFIRMED"),
-    ("mhc.eq3.offbyone_post.rel", "0.983", "CONFIRMED"),
+    ("mhc.eq3.sigma_post.rel", "42.2%", "CONFIRMED"),
+    ("mhc.eq3.no_sinkhorn.rel", "62.1%", "CONFIRMED"),
+    ("mhc.eq3.offbyone_post.rel", "98.3%", "CONFIRMED"),
     # source 004 sections 5.1b, 5.3b, 3.2, 3.3, 1.3
     ("mhc.init.hres_identity_distance.n2", "4.540e-5", "CONFIRMED"),
     ("mhc.perturbed.hres_identity_distance.n2", "0.8808", "CONFIRMED"),

@@ -1,0 +1,51 @@
+"""The perturbation runner: prove each gate can go red by its own assertion.
+
+    from fidelity.perturb import run
+    result = run(perturbations, repo_root=".", reports_dir="reports")
+    print(result.table()); sys.exit(0 if result.ok else 1)
+
+Modules, one idea each:
+  patching       apply a perturbation's edits to a source text (PatchError)
+  locate         find a target module's source file without importing it
+  import_hook    serve the patched source for the target module in a child
+  pytest_plugin  what a child's pytest records per test (outcome, kind, readings, fixtures read)
+  child          `python -m fidelity.perturb.child JOB.json`
+  launch         start a child, time it out, read what it left
+  gate_index     which gates exist and which cover a module (cached)
+  outcomes       per-gate outcome of a child: red_by_assertion / red_other / survived / skipped
+  evidence       one JSON record per gate x perturbation; current / stale; acceptance
+  result         RunResult: its JSON and its table
+  runner         `run`: baseline, forced failure, perturbations, green after, evidence
+
+Names are imported lazily so that a child importing `fidelity.perturb.child`
+or the plugin loads nothing else.
+"""
+from __future__ import annotations
+
+_EXPORTS = {
+    "run": "fidelity.perturb.runner",
+    "validate": "fidelity.perturb.runner",
+    "RunResult": "fidelity.perturb.result",
+    "PerturbationResult": "fidelity.perturb.result",
+    "GateResult": "fidelity.perturb.result",
+    "PerturbError": "fidelity.perturb.errors",
+    "PatchError": "fidelity.perturb.errors",
+    "TargetNotFound": "fidelity.perturb.errors",
+    "InvalidPerturbation": "fidelity.perturb.errors",
+    "UnknownGate": "fidelity.perturb.errors",
+    "GateCollectionError": "fidelity.perturb.errors",
+    "load_all": "fidelity.perturb.evidence",
+    "is_current": "fidelity.perturb.evidence",
+    "staleness": "fidelity.perturb.evidence",
+    "acceptance": "fidelity.perturb.evidence",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'fidelity.perturb' has no attribute {name!r}")

@@ -1,0 +1,90 @@
+"""One runner child: `python -m fidelity.perturb.child JOB.json`.
+
+The job (written by the runner) is a JSON object:
+  mode          "run" or "collect"
+  args          pytest arguments selecting what to run (node ids or paths)
+  results       where the plugin writes its results JSON
+  fixtures_dir  files opened under it are recorded per test (run mode)
+  rootdir       pytest's rootdir (node ids are relative to it)
+  patch         null, or {"perturbation": id, "module": name, "path": file, "source": patched text}
+
+With a patch, the import hook is installed before pytest (or anything else)
+can import the target, so every import of the target inside this process gets
+the patched source; the file on disk is not touched. A patched module that
+fails to import shows up as a collection error or an error in the tests that
+import it: red for another reason, recorded by the plugin.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+PATCH_NOT_INSTALLED = 86
+
+
+def pytest_args(job: dict) -> list[str]:
+    args = list(job["args"])
+    args += [
+        "-p", "fidelity.perturb.pytest_plugin",
+        "-q",
+        "-p", "no:cacheprovider",
+        "--continue-on-collection-errors",
+        "--tb=short",
+        "--fidelity-results", job["results"],
+        "--fidelity-mode", job.get("mode", "run"),
+    ]
+    if job.get("rootdir"):
+        args += ["--rootdir", job["rootdir"]]
+    if job.get("fixtures_dir"):
+        args += ["--fidelity-fixtures", job["fixtures_dir"]]
+    if job.get("patch"):
+        args += ["--fidelity-subject-file", job["patch"]["path"]]
+    if job.get("mode") == "collect":
+        args.append("--collect-only")
+    args += list(job.get("extra_args") or [])
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m fidelity.perturb.child JOB.json", file=sys.stderr)
+        return 4
+    with open(argv[0], encoding="utf-8") as f:
+        job = json.load(f)
+    patch = job.get("patch")
+    finder = None
+    if patch:
+        from fidelity.perturb import import_hook
+
+        try:
+            finder = import_hook.install(patch["module"], patch["path"], patch["source"])
+        except RuntimeError as e:  # the target was imported before the hook: the patch cannot apply
+            _write_results(job["results"], {"format": 1, "mode": job.get("mode", "run"), "exitstatus": PATCH_NOT_INSTALLED,
+                                            "items": [], "collected": [], "patch_served": 0,
+                                            "collect_errors": [{"nodeid": "", "exc_type": "PatchNotInstalled", "message": str(e)}]})
+            print(f"fidelity perturb child: {e}", file=sys.stderr)
+            return PATCH_NOT_INSTALLED
+    import pytest
+
+    code = int(pytest.main(pytest_args(job)))
+    if finder is not None:
+        # how many times the patched module was served: 0 means no gate imported the target
+        try:
+            with open(job["results"], encoding="utf-8") as f:
+                results = json.load(f)
+        except (OSError, ValueError):
+            return code
+        results["patch_served"] = finder.served
+        _write_results(job["results"], results)
+    return code
+
+
+def _write_results(path: str, results: dict) -> None:
+    from fidelity.perturb import jsonio
+
+    jsonio.write_json(path, results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

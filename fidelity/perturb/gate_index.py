@@ -1,0 +1,137 @@
+"""Which gates exist, and which of them cover a module.
+
+The index comes from one collect-only child (the plugin in collect mode) over
+the test paths. It is cached as JSON keyed by a sha256 over the test files
+(every .py under the test paths, the conftest.py files above them up to the
+repo root, and the repo's pytest configuration files), so it is collected
+again only when one of them changes.
+
+A gate covers a module M when one of its targets is M or a package above M
+(a gate targeting `fidelity.impl.torch` covers `fidelity.impl.torch.mhc`).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fidelity.perturb import jsonio, launch
+from fidelity.perturb.errors import GateCollectionError
+
+INDEX_FORMAT = 1
+CONFIG_FILES = ("pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini", "conftest.py")
+
+
+@dataclass
+class GateIndex:
+    key: str
+    items: list[dict]                      # one per collected test instance (plugin collect entries)
+    gates: dict[str, dict] = field(default_factory=dict)
+
+    def __post_init__(self):
+        gates: dict[str, dict] = {}
+        for it in self.items:
+            g = gates.setdefault(it["gate"], {"file": it["file"], "equations": set(), "targets": set(),
+                                              "nodeids": [], "gate_marker": False})
+            g["equations"].update(it.get("equations", []))
+            g["targets"].update(it.get("targets", []))
+            g["nodeids"].append(it["nodeid"])
+            g["gate_marker"] = g["gate_marker"] or bool(it.get("gate_marker"))
+        self.gates = {
+            k: dict(v, equations=sorted(v["equations"]), targets=sorted(v["targets"]))
+            for k, v in sorted(gates.items())
+        }
+
+    def gates_for_target(self, module: str) -> list[str]:
+        """Gate ids whose targets cover `module`, sorted."""
+        return [g for g, info in self.gates.items() if any(covers(t, module) for t in info["targets"])]
+
+    def file_of(self, gate: str) -> str:
+        return self.gates[gate]["file"]
+
+    def instances(self, gate: str) -> int:
+        return len(self.gates[gate]["nodeids"])
+
+    def to_json(self) -> dict:
+        return {"format": INDEX_FORMAT, "key": self.key, "items": self.items}
+
+
+def covers(target: str, module: str) -> bool:
+    return module == target or module.startswith(target + ".")
+
+
+def _hash_inputs(test_paths: list[str], repo_root: Path) -> list[Path]:
+    files: set[Path] = set()
+    for tp in test_paths:
+        p = (repo_root / tp).resolve()
+        if p.is_dir():
+            files.update(f for f in p.rglob("*.py") if "__pycache__" not in f.parts)
+            top = p
+        else:
+            files.add(p)
+            top = p.parent
+        d = top
+        while True:
+            c = d / "conftest.py"
+            if c.exists():
+                files.add(c)
+            if d == repo_root or d.parent == d or repo_root not in d.parents:
+                break
+            d = d.parent
+    for name in CONFIG_FILES:
+        if (repo_root / name).exists():
+            files.add((repo_root / name).resolve())
+    return sorted(files)
+
+
+def index_key(test_paths: list[str], repo_root: str | os.PathLike) -> str:
+    """sha256 over the names and contents of everything that decides collection."""
+    root = Path(repo_root).resolve()
+    h = hashlib.sha256()
+    h.update(f"format {INDEX_FORMAT}\n".encode())
+    h.update(json.dumps(sorted(test_paths)).encode())
+    for f in _hash_inputs(test_paths, root):
+        h.update(str(f).encode() + b"\0")
+        h.update((jsonio.sha256_file(f) or "missing").encode() + b"\n")
+    return h.hexdigest()
+
+
+def collect(
+    test_paths: list[str],
+    *,
+    repo_root: str | os.PathLike,
+    cache_dir: str | os.PathLike | None = None,
+    pythonpath: list[str] | tuple[str, ...] = (),
+    timeout_s: float = 300,
+    workdir: str | os.PathLike | None = None,
+) -> GateIndex:
+    """The gate index for `test_paths` (paths relative to repo_root: dirs or files)."""
+    root = Path(repo_root).resolve()
+    missing = [t for t in test_paths if not (root / t.split("::", 1)[0]).exists()]
+    if missing:
+        raise GateCollectionError(f"test paths not found under {root}: {missing}")
+    key = index_key(test_paths, root)
+    cache = Path(cache_dir) / "gate_index.json" if cache_dir is not None else None
+    if cache is not None and cache.exists():
+        try:
+            data = json.loads(cache.read_text(encoding="utf-8"))
+            if data.get("format") == INDEX_FORMAT and data.get("key") == key:
+                return GateIndex(key, data["items"])
+        except (ValueError, KeyError):
+            pass
+    with tempfile.TemporaryDirectory(prefix="fidelity-collect-", dir=workdir) as tmp:
+        job = {"mode": "collect", "args": list(test_paths), "rootdir": str(root), "patch": None}
+        child = launch.run_child(job, workdir=tmp, label="collect", cwd=str(root),
+                                 env=launch.child_env(str(root), pythonpath), timeout_s=timeout_s)
+    if child.status != "ok":
+        raise GateCollectionError(f"collecting the gates failed: {child.status_text}\n{child.output_tail}")
+    if child.collect_errors:
+        msgs = "\n".join(f"- {e['nodeid']}: {e['exc_type']}\n{e['message'][-1500:]}" for e in child.collect_errors)
+        raise GateCollectionError(f"the gate suite has collection errors:\n{msgs}")
+    index = GateIndex(key, child.results.get("collected", []))
+    if cache is not None:
+        jsonio.write_json(cache, index.to_json())
+    return index

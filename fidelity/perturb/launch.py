@@ -1,0 +1,199 @@
+"""Start one runner child, bound its time, and read what it left.
+
+A child is `python -m fidelity.perturb.child JOB.json` in its own process
+group (session), with its output in a log file. On timeout the whole group is
+killed (SIGKILL), so a gate that forked or started threads cannot outlive it.
+A child with no final results file died: "crash (exit code N)" (the plugin
+writes that file when the pytest session finishes, whatever its exit status;
+pytest's own exit status is kept in `returncode`). The plugin's
+`.partial` lines still give the tests that finished before the end, and the
+one that was running.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+OK_EXIT_CODES = (0, 1, 5)  # pytest: all passed, some failed, nothing collected
+OUTPUT_TAIL = 4000
+
+_live: set[subprocess.Popen] = set()
+_live_lock = threading.Lock()
+
+
+@dataclass
+class ChildRun:
+    label: str
+    returncode: int | None
+    timed_out: bool
+    wall_s: float
+    results: dict | None           # the final results file, if written
+    items: list[dict] = field(default_factory=list)
+    in_flight: str | None = None   # nodeid started and not finished (crash / timeout)
+    collect_errors: list[dict] = field(default_factory=list)
+    output_tail: str = ""
+
+    @property
+    def status(self) -> str:
+        """ok | timeout | crash"""
+        if self.timed_out:
+            return "timeout"
+        if self.results is None:
+            return "crash"
+        return "ok"
+
+    @property
+    def status_text(self) -> str:
+        s = self.status
+        if s == "timeout":
+            return "timeout"
+        if s == "crash":
+            return f"crash (exit code {self.returncode})"
+        return "ok"
+
+    @property
+    def patch_served(self) -> int | None:
+        """Times the child served the patched module (None: unpatched or unknown)."""
+        return (self.results or {}).get("patch_served")
+
+    def to_json(self) -> dict:
+        return {
+            "label": self.label,
+            "patch_served": self.patch_served,
+            "status": self.status_text,
+            "returncode": self.returncode,
+            "wall_s": round(self.wall_s, 3),
+            "in_flight": self.in_flight,
+            "collect_errors": self.collect_errors,
+            "output_tail": self.output_tail if self.status != "ok" else "",
+        }
+
+
+def child_env(repo_root: str, pythonpath: list[str] | tuple[str, ...] = (), threads: int | None = None) -> dict:
+    """The environment of a child: the repo root, the extra paths and the
+    directory holding `fidelity` on PYTHONPATH; a fixed hash seed; no
+    PYTEST_ADDOPTS / PYTEST_PLUGINS from the caller; BLAS/OpenMP threads capped
+    (when the caller has not set them) so parallel children do not oversubscribe."""
+    import fidelity
+
+    env = dict(os.environ)
+    env.pop("PYTEST_ADDOPTS", None)
+    env.pop("PYTEST_PLUGINS", None)
+    fidelity_parent = os.path.dirname(os.path.dirname(os.path.abspath(fidelity.__file__)))
+    parts = [os.path.abspath(repo_root), *[os.path.abspath(p) for p in pythonpath], fidelity_parent]
+    if env.get("PYTHONPATH"):
+        parts += env["PYTHONPATH"].split(os.pathsep)
+    seen: list[str] = []
+    for p in parts:
+        if p and p not in seen:
+            seen.append(p)
+    env["PYTHONPATH"] = os.pathsep.join(seen)
+    env["PYTHONHASHSEED"] = "0"
+    if threads is not None:
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            env.setdefault(var, str(threads))
+    return env
+
+
+def run_child(job: dict, *, workdir: str | os.PathLike, label: str, cwd: str, env: dict, timeout_s: float) -> ChildRun:
+    """Run one child job to completion or timeout. `job["results"]` is set here."""
+    d = Path(workdir) / _safe(label)
+    d.mkdir(parents=True, exist_ok=True)
+    results = d / "results.json"
+    partial = Path(str(results) + ".partial")
+    for p in (results, partial):
+        if p.exists():
+            p.unlink()
+    job = dict(job, results=str(results))
+    job_path = d / "job.json"
+    job_path.write_text(json.dumps(job), encoding="utf-8")
+    log_path = d / "output.log"
+    t0 = time.perf_counter()
+    timed_out = False
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fidelity.perturb.child", str(job_path)],
+            cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        with _live_lock:
+            _live.add(proc)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc)
+            proc.wait()
+        finally:
+            with _live_lock:
+                _live.discard(proc)
+    wall = time.perf_counter() - t0
+    final = None
+    if results.exists():
+        try:
+            final = json.loads(results.read_text(encoding="utf-8"))
+        except ValueError:
+            final = None
+    items, started = _read_partial(partial)
+    if final is not None:
+        items = final.get("items", [])
+    done = {i["nodeid"] for i in items}
+    in_flight = next((n for n in reversed(started) if n not in done), None)
+    tail = log_path.read_bytes()[-OUTPUT_TAIL:].decode("utf-8", "replace")
+    return ChildRun(
+        label=label,
+        returncode=proc.returncode,
+        timed_out=timed_out,
+        wall_s=wall,
+        results=final,
+        items=items,
+        in_flight=in_flight if (timed_out or final is None) else None,
+        collect_errors=(final or {}).get("collect_errors", []),
+        output_tail=tail,
+    )
+
+
+def kill_all() -> None:
+    """Kill every child still running (the runner calls this when interrupted)."""
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        _kill_group(proc)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass
+
+
+def _read_partial(path: Path) -> tuple[list[dict], list[str]]:
+    items: list[dict] = []
+    started: list[str] = []
+    if not path.exists():
+        return items, started
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by the kill
+        if obj.get("event") == "start":
+            started.append(obj["nodeid"])
+        elif obj.get("event") == "item":
+            items.append(obj["item"])
+    return items, started
+
+
+def _safe(label: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in label) or "child"

@@ -1,0 +1,100 @@
+"""From one child's per-test results to one outcome per gate (evidence rule 4).
+
+  red_by_assertion  at least one instance failed by the gate's own assertion;
+                    the reading is that instance's recorded "reading" (None if
+                    it recorded none)
+  red_other         red for another reason: an instance failed otherwise
+                    (ImportError, a shape error, an assert in the subject, a
+                    fixture error), the gate's file did not collect, or the
+                    child timed out / crashed before the gate finished.
+                    Recorded, never counted.
+  survived          every instance ran and passed
+  skipped           every instance that ran was skipped (nothing was checked)
+"""
+from __future__ import annotations
+
+from fidelity.perturb import jsonio
+from fidelity.perturb.launch import OK_EXIT_CODES, ChildRun
+
+RED_BY_ASSERTION = "red_by_assertion"
+RED_OTHER = "red_other"
+SURVIVED = "survived"
+SKIPPED = "skipped"
+OUTCOMES = (RED_BY_ASSERTION, RED_OTHER, SURVIVED, SKIPPED)
+
+INSTANCE_FIELDS = ("nodeid", "outcome", "phase", "kind", "exc_type", "message", "raised_in", "skip_reason", "readings")
+
+
+def instance_summary(item: dict) -> dict:
+    """The part of a plugin item kept in evidence (no durations: they churn)."""
+    return {k: item.get(k) for k in INSTANCE_FIELDS}
+
+
+def _first_line(text: str | None) -> str:
+    text = (text or "").strip()
+    return text.splitlines()[0][:300] if text else ""
+
+
+def classify_gate(gate: str, gate_file: str, child: ChildRun, expected_instances: int | None = None) -> dict:
+    """Outcome of `gate` in `child`: {"outcome", "reading", "detail", "instances", "fixtures_read"}."""
+    instances = [i for i in child.items if i.get("gate") == gate]
+    instances.sort(key=lambda i: i["nodeid"])
+    fixtures = sorted({f for i in instances for f in i.get("fixtures_read", [])})
+    out = {"instances": [instance_summary(i) for i in instances], "fixtures_read": fixtures}
+
+    by_assertion = [i for i in instances if i["outcome"] == "failed" and i.get("kind") == "assertion"]
+    if by_assertion:
+        first = by_assertion[0]
+        reading = jsonio.decode_float((first.get("readings") or {}).get("reading"))
+        return dict(out, outcome=RED_BY_ASSERTION, reading=reading,
+                    detail=f"{first['nodeid']}: {first.get('exc_type')}: {_first_line(first.get('message'))}")
+
+    other = [i for i in instances if i["outcome"] in ("failed", "error")]
+    if other:
+        first = other[0]
+        where = f" (in {first['phase']}, raised at {first.get('raised_in')})" if first.get("raised_in") else f" (in {first['phase']})"
+        return dict(out, outcome=RED_OTHER, reading=None,
+                    detail=f"{first['nodeid']}: {first.get('exc_type')}: {_first_line(first.get('message'))}{where}")
+
+    in_flight_here = child.in_flight is not None and child.in_flight.split("[", 1)[0] == gate
+    incomplete = expected_instances is not None and len(instances) < expected_instances
+    if child.status != "ok" and (in_flight_here or incomplete or not instances):
+        what = child.status_text
+        detail = what if in_flight_here else f"{what}, before this gate finished"
+        return dict(out, outcome=RED_OTHER, reading=None, detail=detail)
+
+    if not instances:
+        errs = [e for e in child.collect_errors if e.get("nodeid") in ("", gate_file) or gate.startswith(e.get("nodeid") + "::")]
+        if errs:
+            e = errs[0]
+            lines = [l for l in (e.get("message") or "").splitlines() if l.strip()]
+            detail = f"collection error: {e.get('exc_type')}: " + (lines[-1].strip()[:300] if lines else "")
+        elif child.returncode not in OK_EXIT_CODES:
+            detail = f"not collected (pytest exit code {child.returncode})"
+        else:
+            detail = "not collected"
+        return dict(out, outcome=RED_OTHER, reading=None, detail=detail)
+
+    if all(i["outcome"] == "skipped" for i in instances):
+        return dict(out, outcome=SKIPPED, reading=None, detail=_first_line(instances[0].get("skip_reason")))
+    return dict(out, outcome=SURVIVED, reading=None, detail="")
+
+
+def is_green(outcome: str) -> bool:
+    """Green for the purpose of baseline / green-after: ran and nothing went red."""
+    return outcome in (SURVIVED, SKIPPED)
+
+
+def readings_by_nodeid(child: ChildRun) -> dict[str, dict]:
+    return {i["nodeid"]: i.get("readings") or {} for i in child.items}
+
+
+def flaky_gates(a: ChildRun, b: ChildRun) -> dict[str, list[dict]]:
+    """Gates whose readings differ between two unpatched runs: gate -> [{nodeid, first, second}]."""
+    ra, rb = readings_by_nodeid(a), readings_by_nodeid(b)
+    out: dict[str, list[dict]] = {}
+    for nodeid in sorted(set(ra) | set(rb)):
+        x, y = ra.get(nodeid), rb.get(nodeid)
+        if x != y:  # encoded readings: NaN is the string "NaN", so it equals itself
+            out.setdefault(nodeid.split("[", 1)[0], []).append({"nodeid": nodeid, "first": x, "second": y})
+    return out

@@ -1,0 +1,368 @@
+"""The pytest plugin a runner child loads (`-p fidelity.perturb.pytest_plugin`).
+
+It is inert unless a results path is given (`--fidelity-results PATH` or the
+environment variable FIDELITY_PERTURB_RESULTS). It only registers the `gate`
+and `gate_targets` markers then.
+
+collect mode (`--fidelity-mode collect`, with `--collect-only`): one entry per
+collected item: nodeid, gate id (the nodeid up to '['), file, equations and
+targets (the `gate` marker's `targets` united with every `gate_targets`
+marker a conftest added at collection), and the collection errors.
+
+run mode (the default): before each test the readings store
+(`fidelity.gates.readings`) is reset; after it, one entry per item:
+  outcome    passed | failed | error | skipped
+  phase      setup | call | teardown (where it failed or skipped)
+  kind       "assertion" when the failure is an AssertionError (or subclass)
+             raised in the call phase by the gate's own code: every frame from
+             the test function to the raise lies in the test's file, its
+             directory, a conftest, `fidelity/gates/`, or an assertion library
+             (pytest, torch.testing, numpy.testing, unittest), and none in the
+             subject's patched file (`--fidelity-subject-file`); "other" for
+             anything else (ImportError, a shape RuntimeError, an assert inside
+             the subject, pytest.fail, a fixture error, a strict XPASS)
+  exc_type, message (first 2000 characters), raised_in (file:line)
+  readings   the readings the test recorded (non-finite as "NaN"/"Infinity")
+  fixtures_read  files under `--fidelity-fixtures DIR` opened while the test
+             ran, while a pytest fixture it uses was set up, or while its
+             module was collected (an audit hook on the "open" event).
+Each item is also appended as a line to RESULTS.partial as soon as it ends
+(and a "start" line when it begins), so a child that crashes or is killed
+leaves what it did and which test it was in.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import sys
+import time
+import traceback
+
+import pytest
+
+from fidelity.perturb import jsonio
+
+RESULTS_ENV = "FIDELITY_PERTURB_RESULTS"
+MODE_ENV = "FIDELITY_PERTURB_MODE"
+FIXTURES_ENV = "FIDELITY_PERTURB_FIXTURES"
+SUBJECT_ENV = "FIDELITY_PERTURB_SUBJECT_FILES"  # os.pathsep-separated
+MESSAGE_LIMIT = 2000
+FORMAT = 1
+
+_ASSERTION_LIBRARIES = tuple(
+    os.sep + os.path.join(*parts) + os.sep
+    for parts in (("_pytest",), ("pytest",), ("torch", "testing"), ("numpy", "testing"), ("unittest",))
+)
+
+
+def gate_id(nodeid: str) -> str:
+    """The gate a test instance belongs to: its nodeid without parametrisation."""
+    return nodeid.split("[", 1)[0]
+
+
+def _as_list(value) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    out: list[str] = []
+    for v in value:
+        out.extend(_as_list(v))
+    return out
+
+
+def gate_markers(item) -> dict:
+    """Equations and targets from an item's `gate` and `gate_targets` markers."""
+    equations: set[str] = set()
+    targets: set[str] = set()
+    marked = False
+    for m in item.iter_markers("gate"):
+        marked = True
+        equations.update(_as_list(m.kwargs.get("equations", m.args[0] if len(m.args) > 0 else None)))
+        targets.update(_as_list(m.kwargs.get("targets", m.args[1] if len(m.args) > 1 else None)))
+    for m in item.iter_markers("gate_targets"):
+        targets.update(_as_list(m.args))
+        targets.update(_as_list(m.kwargs.get("targets")))
+    return {"gate_marker": marked, "equations": sorted(equations), "targets": sorted(targets)}
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("fidelity-perturb", "fidelity perturbation runner")
+    group.addoption("--fidelity-mode", choices=["collect", "run"], default=None, help="collect or run (default: run)")
+    group.addoption("--fidelity-results", default=None, help="write results JSON here")
+    group.addoption("--fidelity-fixtures", default=None, help="record files opened under this directory")
+    group.addoption("--fidelity-subject-file", action="append", default=[], help="the patched subject's source file")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gate(equations, targets): a fidelity gate checking equations on target modules")
+    config.addinivalue_line("markers", "gate_targets(*modules): more target modules of a fidelity gate")
+    results = config.getoption("--fidelity-results") or os.environ.get(RESULTS_ENV)
+    if not results:
+        return
+    mode = config.getoption("--fidelity-mode") or os.environ.get(MODE_ENV) or "run"
+    fixtures = config.getoption("--fidelity-fixtures") or os.environ.get(FIXTURES_ENV)
+    subjects = list(config.getoption("--fidelity-subject-file") or [])
+    if os.environ.get(SUBJECT_ENV):
+        subjects += [p for p in os.environ[SUBJECT_ENV].split(os.pathsep) if p]
+    recorder = Recorder(mode, results, fixtures, subjects, rootdir=str(config.rootpath))
+    config.pluginmanager.register(recorder, "fidelity-perturb-recorder")
+
+
+# The audit hook cannot be removed once added; it forwards to the active recorder.
+_ACTIVE = None
+_AUDIT_INSTALLED = False
+
+
+def _audit(event, args):
+    if event != "open" or _ACTIVE is None:
+        return
+    try:
+        _ACTIVE._on_open(args[0])
+    except Exception:
+        pass
+
+
+class Recorder:
+    def __init__(self, mode: str, results: str, fixtures: str | None, subject_files: list[str], rootdir: str | None = None):
+        global _ACTIVE, _AUDIT_INSTALLED
+        self.mode = mode
+        self.rootdir = os.path.abspath(rootdir) + os.sep if rootdir else None
+        self.results = os.path.abspath(results)
+        self.subject_files = {os.path.abspath(p) for p in subject_files}
+        self.items: list[dict] = []
+        self.collected: list[dict] = []
+        self.collect_errors: list[dict] = []
+        self._stack: list[str] = []
+        self._buckets: dict[str, set[str]] = {}
+        self._current: dict | None = None
+        import fidelity.gates.readings as readings
+
+        self._readings = readings
+        self._gates_dir = os.path.dirname(os.path.abspath(readings.__file__)) + os.sep
+        self._prefixes: tuple[str, ...] = ()
+        if fixtures:
+            fx = os.path.abspath(fixtures)
+            self._prefixes = tuple({fx + os.sep, os.path.realpath(fx) + os.sep})
+        self._partial = None
+        if mode == "run":
+            os.makedirs(os.path.dirname(self.results), exist_ok=True)
+            self._partial = open(self.results + ".partial", "w", encoding="utf-8")
+            if self._prefixes:
+                _ACTIVE = self
+                if not _AUDIT_INSTALLED:
+                    sys.addaudithook(_audit)
+                    _AUDIT_INSTALLED = True
+
+    # ---- fixture files -------------------------------------------------
+    def _on_open(self, path) -> None:
+        if isinstance(path, int):
+            return
+        path = os.fspath(path)
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        full = os.path.abspath(path)
+        if not full.startswith(self._prefixes):
+            return
+        key = self._stack[-1] if self._stack else "session"
+        self._buckets.setdefault(key, set()).add(full)
+
+    def _fixtures_of(self, item) -> list[str]:
+        files: set[str] = set(self._buckets.get("item:" + item.nodeid, ()))
+        for node in item.listchain():
+            files |= self._buckets.get("collector:" + node.nodeid, set())
+        info = getattr(item, "_fixtureinfo", None)
+        for defs in (getattr(info, "name2fixturedefs", None) or {}).values():
+            for fd in defs:
+                files |= self._buckets.get(_fixture_key(fd), set())
+        return sorted(files)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(self, collector):
+        self._stack.append("collector:" + collector.nodeid)
+        try:
+            return (yield)
+        finally:
+            self._stack.pop()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(self, fixturedef, request):
+        self._stack.append(_fixture_key(fixturedef))
+        try:
+            return (yield)
+        finally:
+            self._stack.pop()
+
+    # ---- collection ----------------------------------------------------
+    def pytest_collectreport(self, report):
+        if report.failed:
+            text = str(report.longrepr)
+            self.collect_errors.append({
+                "nodeid": report.nodeid,
+                "exc_type": _exc_type_from_text(text),
+                "message": text[-MESSAGE_LIMIT:],
+            })
+
+    def pytest_collection_finish(self, session):
+        if self.mode != "collect":
+            return
+        for item in session.items:
+            entry = {"nodeid": item.nodeid, "gate": gate_id(item.nodeid), "file": item.nodeid.split("::", 1)[0]}
+            entry.update(gate_markers(item))
+            self.collected.append(entry)
+
+    # ---- running -------------------------------------------------------
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        self._readings.reset()
+        self._current = {"failure": None, "skip": None, "readings": None}
+        self._write_partial({"event": "start", "nodeid": item.nodeid})
+        self._stack.append("item:" + item.nodeid)
+        t0 = time.perf_counter()
+        try:
+            return (yield)
+        finally:
+            self._stack.pop()
+            self._finish(item, time.perf_counter() - t0)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        rep = yield
+        cur = self._current
+        if cur is None:
+            return rep
+        if call.when == "call":
+            cur["readings"] = self._readings.current()
+        if rep.failed and cur["failure"] is None:
+            cur["failure"] = self._describe_failure(item, call, rep)
+        elif rep.skipped and cur["skip"] is None and cur["failure"] is None:
+            if hasattr(rep, "wasxfail"):
+                reason = f"xfail: {rep.wasxfail}".rstrip(": ")
+            elif isinstance(rep.longrepr, tuple) and len(rep.longrepr) == 3:
+                reason = str(rep.longrepr[2])
+            else:
+                reason = str(rep.longrepr)
+            cur["skip"] = {"phase": call.when, "reason": reason[:MESSAGE_LIMIT]}
+        return rep
+
+    def _describe_failure(self, item, call, rep) -> dict:
+        excinfo = call.excinfo
+        if excinfo is None:
+            return {"phase": call.when, "kind": "other", "exc_type": "Failed",
+                    "message": str(rep.longrepr)[:MESSAGE_LIMIT], "raised_in": None}
+        value = excinfo.value
+        frames = [(f.f_code, os.path.abspath(f.f_code.co_filename), lineno) for f, lineno in traceback.walk_tb(excinfo.tb)]
+        raised_in = f"{self._rel(frames[-1][1])}:{frames[-1][2]}" if frames else None
+        by_test = (
+            call.when == "call"
+            and isinstance(value, AssertionError)
+            and self._raised_by_test(item, frames)
+        )
+        t = type(value)
+        exc_type = t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+        try:
+            message = str(value)
+        except Exception as e:  # a broken __str__ is still a failure
+            message = f"<unprintable {exc_type}: {e!r}>"
+        return {"phase": call.when, "kind": "assertion" if by_test else "other", "exc_type": exc_type,
+                "message": message[:MESSAGE_LIMIT], "raised_in": raised_in}
+
+    def _rel(self, path: str) -> str:
+        """A path relative to pytest's rootdir where it lies inside it (POSIX separators)."""
+        if self.rootdir and path.startswith(self.rootdir):
+            return path[len(self.rootdir):].replace(os.sep, "/")
+        return path
+
+    def _raised_by_test(self, item, frames) -> bool:
+        fn = getattr(item, "obj", None)
+        try:
+            code = inspect.unwrap(fn).__code__ if fn is not None else None
+        except Exception:
+            code = None
+        test_file = os.path.abspath(str(item.path))
+        start = next((i for i, (c, _, _) in enumerate(frames) if code is not None and c is code), None)
+        if start is None:
+            start = next((i for i, (_, f, _) in enumerate(frames) if f == test_file), None)
+        if start is None:
+            return False
+        test_dir = os.path.dirname(test_file) + os.sep
+        for _, filename, _ in frames[start:]:
+            if filename in self.subject_files:
+                return False
+            if (
+                filename == test_file
+                or filename.startswith(test_dir)
+                or os.path.basename(filename) == "conftest.py"
+                or filename.startswith(self._gates_dir)
+                or any(lib in filename for lib in _ASSERTION_LIBRARIES)
+            ):
+                continue
+            return False
+        return True
+
+    def _finish(self, item, duration: float) -> None:
+        cur = self._current or {"failure": None, "skip": None, "readings": None}
+        self._current = None
+        readings = cur["readings"] if cur["readings"] is not None else self._readings.current()
+        failure, skip = cur["failure"], cur["skip"]
+        entry = {
+            "nodeid": item.nodeid,
+            "gate": gate_id(item.nodeid),
+            "outcome": "passed",
+            "phase": None,
+            "kind": None,
+            "exc_type": None,
+            "message": None,
+            "raised_in": None,
+            "skip_reason": None,
+            "readings": jsonio.encode_readings(readings),
+            "fixtures_read": self._fixtures_of(item),
+            "duration_s": round(duration, 6),
+        }
+        entry.update(gate_markers(item))
+        if failure is not None:
+            entry.update(failure)
+            entry["outcome"] = "failed" if failure["phase"] == "call" else "error"
+        elif skip is not None:
+            entry.update(outcome="skipped", phase=skip["phase"], skip_reason=skip["reason"])
+        self.items.append(entry)
+        self._write_partial({"event": "item", "item": entry})
+
+    def _write_partial(self, obj: dict) -> None:
+        if self._partial is not None:
+            self._partial.write(json.dumps(obj, sort_keys=True, allow_nan=False) + "\n")
+            self._partial.flush()
+
+    # ---- the end -------------------------------------------------------
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session, exitstatus):
+        global _ACTIVE
+        if _ACTIVE is self:
+            _ACTIVE = None
+        if self._partial is not None:
+            self._partial.close()
+            self._partial = None
+        jsonio.write_json(self.results, {
+            "format": FORMAT,
+            "mode": self.mode,
+            "exitstatus": int(exitstatus),
+            "items": self.items,
+            "collected": self.collected,
+            "collect_errors": self.collect_errors,
+        })
+
+
+def _fixture_key(fixturedef) -> str:
+    return f"fixture:{getattr(fixturedef, 'baseid', '')}::{getattr(fixturedef, 'argname', '?')}"
+
+
+def _exc_type_from_text(text: str) -> str:
+    """The exception type named on the last 'E   Type: message' line of a pytest report."""
+    for line in reversed(text.splitlines()):
+        s = line.strip()
+        if s.startswith("E ") and ":" in s:
+            name = s[1:].strip().split(":", 1)[0].strip()
+            if name.replace(".", "").replace("_", "").isalnum():
+                return name
+    return "CollectError"

@@ -1,0 +1,207 @@
+"""What a perturbation run observed: RunResult, its JSON and its table.
+
+`RunResult.to_json()` returns a JSON-ready dict (readings encoded as in
+`jsonio`: a non-finite reading is a string); `RunResult.dumps()` is its text.
+Observed and predicted readings stay in separate fields everywhere.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fidelity.perturb import jsonio
+from fidelity.perturb.outcomes import RED_BY_ASSERTION, RED_OTHER
+
+
+@dataclass
+class GateResult:
+    gate: str
+    outcome: str                   # red_by_assertion | red_other | survived | skipped
+    reading: float | None          # OBSERVED (only for red_by_assertion)
+    predicted: dict | None         # {"reading": float, "note": str} from the perturbation, never observed
+    listed: bool                   # the perturbation names it as one that must go red
+    detail: str = ""
+    green_after: bool | None = None
+    gate_file: str = ""
+    equations: list[str] = field(default_factory=list)
+    instances: list[dict] = field(default_factory=list)
+    fixtures_read: list[str] = field(default_factory=list)  # relative to the repo root
+
+    def to_json(self) -> dict:
+        pred = None
+        if self.predicted is not None:
+            pred = dict(self.predicted, reading=jsonio.encode_float(self.predicted.get("reading")))
+        return {
+            "gate": self.gate,
+            "outcome": self.outcome,
+            "reading": jsonio.encode_float(self.reading),
+            "predicted": pred,
+            "listed": self.listed,
+            "detail": self.detail,
+            "green_after": self.green_after,
+            "equations": self.equations,
+        }
+
+
+@dataclass
+class PerturbationResult:
+    id: str
+    title: str
+    target: str
+    target_file: str               # relative to the repo root where inside it
+    spec_file: str | None
+    diff: str
+    gates: list[str]               # the gates run: covering the target, listed, or predicted
+    listed: list[str]
+    outcomes: list[GateResult] = field(default_factory=list)
+    restored: bool | None = None   # every gate green again without the patch
+    status: str = "ran"            # ran | current (stale_only: evidence current, not re-run) | not_run
+    child: dict | None = None
+
+    @property
+    def red_by_assertion(self) -> list[str]:
+        return [o.gate for o in self.outcomes if o.outcome == RED_BY_ASSERTION]
+
+    @property
+    def survivor(self) -> bool:
+        """No gate went red by its own assertion: a blind spot."""
+        return self.status != "not_run" and not self.red_by_assertion
+
+    @property
+    def misses(self) -> list[dict]:
+        """Listed (must-go-red) gates that did not go red by assertion, with what they did."""
+        return [{"gate": o.gate, "outcome": o.outcome, "detail": o.detail}
+                for o in self.outcomes if o.listed and o.outcome != RED_BY_ASSERTION]
+
+    def summary(self) -> str:
+        if self.status == "not_run":
+            return "not run"
+        red = self.red_by_assertion
+        other = [o for o in self.outcomes if o.outcome == RED_OTHER]
+        if red:
+            s = f"red by assertion ({len(red)} gate{'s' if len(red) != 1 else ''})"
+        elif not self.outcomes:
+            s = "SURVIVED (no gate covers the target)"
+        else:
+            s = "SURVIVED (no gate red by assertion)"
+        if other:
+            s += f"; {len(other)} red for another reason: " + ", ".join(sorted({_short(o.detail) for o in other}))
+        if self.child and self.child.get("patch_served") == 0 and self.status == "ran":
+            s += "; the patched module was never imported"
+        if self.misses:
+            s += f"; MISSED {len(self.misses)} listed gate{'s' if len(self.misses) != 1 else ''}"
+        if self.restored is False:
+            s += "; NOT green again without the patch"
+        if self.status == "current":
+            s += " [evidence current, not re-run]"
+        return s
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "target": self.target,
+            "target_file": self.target_file,
+            "spec_file": self.spec_file,
+            "status": self.status,
+            "gates": self.gates,
+            "listed": self.listed,
+            "outcomes": [o.to_json() for o in self.outcomes],
+            "restored": self.restored,
+            "survivor": self.survivor,
+            "misses": self.misses,
+            "summary": self.summary(),
+            "diff": self.diff,
+            "child": self.child,
+        }
+
+
+def _short(detail: str) -> str:
+    """A red_other detail in a few words: the exception type, "timeout",
+    "crash (exit code N)", "collection error: ImportError", "not collected"."""
+    parts = detail.split(": ")
+    if len(parts) >= 2 and "::" in parts[0]:   # "<nodeid>: <ExcType>: <message>"
+        return parts[1]
+    if detail.startswith("collection error") and len(parts) >= 2:
+        return f"collection error: {parts[1]}"
+    return detail.split(",")[0][:80]
+
+
+@dataclass
+class RunResult:
+    ok: bool = False
+    error: str | None = None
+    error_kind: str | None = None  # invalid | baseline_red | flaky | forced_failure | source_changed
+    perturbations: list[PerturbationResult] = field(default_factory=list)
+    baseline: dict = field(default_factory=dict)
+    forced_failure: dict = field(default_factory=dict)
+    green_after: dict = field(default_factory=dict)
+    sources: dict = field(default_factory=dict)
+    evidence: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    @property
+    def survivors(self) -> list[str]:
+        return [p.id for p in self.perturbations if p.survivor]
+
+    def compute_ok(self) -> bool:
+        self.ok = (
+            self.error is None
+            and all(p.status != "not_run" for p in self.perturbations)
+            and not self.survivors
+            and not any(p.misses for p in self.perturbations)
+            and all(p.restored is True for p in self.perturbations if p.outcomes)
+        )
+        return self.ok
+
+    def to_json(self) -> dict:
+        return {
+            "ok": self.ok,
+            "error": self.error,
+            "error_kind": self.error_kind,
+            "perturbations": [p.to_json() for p in self.perturbations],
+            "survivors": self.survivors,
+            "baseline": self.baseline,
+            "forced_failure": self.forced_failure,
+            "green_after": self.green_after,
+            "sources": self.sources,
+            "evidence": self.evidence,
+            "wall_s": round(self.wall_s, 3),
+        }
+
+    def dumps(self) -> str:
+        return jsonio.dumps(self.to_json())
+
+    def table(self) -> str:
+        """perturbation | gate | outcome | observed reading | predicted reading | green after"""
+        header = ["perturbation", "gate", "outcome", "observed reading", "predicted reading", "green after"]
+        rows = []
+        for p in self.perturbations:
+            if not p.outcomes:
+                rows.append([p.id, "(no gate covers the target)" if p.status != "not_run" else "(not run)", "-", "-", "-", "-"])
+            for o in p.outcomes:
+                outcome = o.outcome.replace("_", " ") + (" [MISS]" if o.listed and o.outcome != RED_BY_ASSERTION else "")
+                if o.outcome == RED_OTHER and o.detail:
+                    outcome += f" ({_short(o.detail)})"
+                pred = "-"
+                if o.predicted is not None:
+                    pred = "predicted " + _fmt(o.predicted.get("reading"))
+                green = "-" if o.green_after is None else ("yes" if o.green_after else "NO")
+                rows.append([p.id, o.gate, outcome, _fmt(o.reading) if o.reading is not None else "-", pred, green])
+        widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+        lines = [" | ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header, ["-" * w for w in widths], *rows]]
+        for p in self.perturbations:
+            if p.survivor:
+                lines.append(f"SURVIVOR {p.id}: no gate went red by its own assertion (blind spot)")
+            for m in p.misses:
+                lines.append(f"MISS {p.id}: listed gate {m['gate']} {m['outcome'].replace('_', ' ')}")
+        if self.error:
+            lines.append(f"ERROR ({self.error_kind}): {self.error}")
+        return "\n".join(lines) + "\n"
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, str):
+        return x
+    return format(float(x), ".7g")

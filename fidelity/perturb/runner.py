@@ -1,0 +1,500 @@
+"""The perturbation runner: baseline, forced failure, perturbations, green after, evidence.
+
+    result = run(perturbations, repo_root=".", reports_dir="reports")
+
+The steps, in order (DESIGN.md, "The evidence rules"):
+ 1. check every perturbation dict; find every target's source file without
+    importing it; compute every patch (PatchError / TargetNotFound /
+    InvalidPerturbation raise here, before any child runs);
+ 2. the gate index (one cached collect-only child); the gates of a
+    perturbation = those covering its target + those it lists or predicts
+    (UnknownGate for a listed gate the index does not know);
+ 3. with stale_only, perturbations whose evidence is current are not re-run;
+ 4. baseline: the selected gates, unpatched, in two children; and the forced
+    failure (`forced_red_gate.py`) in a third (started first, while the index
+    is collected); any red gate stops the run
+    (error_kind "baseline_red"), any gate whose readings differ between the
+    two runs is flaky and refused ("flaky"), a forced failure not seen red by
+    assertion with its reading stops it too ("forced_failure");
+ 5. one child per perturbation, `jobs` at a time, each under its timeout;
+ 6. green after: one unpatched child over the union of the gates run (queued
+    behind the perturbation children: each child is a fresh process and nothing
+    is written to disk, so it may start while the last perturbations run);
+ 7. the targets' source files, the gate files and every file under fixtures/
+    are hashed before step 4 and after step 6: any change on disk fails the run
+    loudly ("source_changed") and no evidence is written;
+ 8. evidence: one record per gate x perturbation (evidence.py).
+
+`progress(event)` is called from the calling thread with a dict:
+{"event": "collect" | "baseline" | "forced_failure" | "perturbation" |
+ "skip" | "green_after" | "evidence" | "error", "message": str, ...};
+perturbation events also carry "index", "total", "id", "status" (the
+summary), and the message reads "[3/12] P3 ... red by assertion (2 gates)".
+
+Relative `test_paths`, `reports_dir` and `cache_dir` are relative to repo_root.
+A perturbation may carry "timeout_s" to override the run's timeout for itself.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Iterable
+
+from fidelity.perturb import evidence, gate_index, jsonio, launch, locate, outcomes, patching
+from fidelity.perturb.errors import InvalidPerturbation, UnknownGate
+from fidelity.perturb.result import GateResult, PerturbationResult, RunResult
+
+FORCED_RED_GATE = Path(__file__).with_name("forced_red_gate.py")
+CACHE_DIR = ".fidelity-cache"
+FIXTURES_DIR = "fixtures"
+
+Progress = Callable[[dict], None]
+
+
+# ---------------------------------------------------------------- inputs
+
+def validate(p: dict) -> dict:
+    """A checked, normalised copy of one perturbation dict."""
+    if not isinstance(p, dict):
+        raise InvalidPerturbation(f"a perturbation must be a mapping, got {type(p).__name__}")
+    pid = p.get("id")
+    where = f"perturbation {pid!r}" + (f" ({p['file']})" if p.get("file") else "")
+    if not isinstance(pid, str) or not pid.strip():
+        raise InvalidPerturbation(f"{where}: 'id' must be a non-empty string")
+    if not isinstance(p.get("target"), str) or not p["target"]:
+        raise InvalidPerturbation(f"{where}: 'target' must be a module name")
+    edits = p.get("edits")
+    if not isinstance(edits, list) or not edits:
+        raise InvalidPerturbation(f"{where}: 'edits' must be a non-empty list")
+    gates = p.get("gates") or []
+    if not isinstance(gates, list) or not all(isinstance(g, str) for g in gates):
+        raise InvalidPerturbation(f"{where}: 'gates' must be a list of gate ids")
+    predicted = p.get("predicted") or []
+    if not isinstance(predicted, list):
+        raise InvalidPerturbation(f"{where}: 'predicted' must be a list")
+    preds: dict[str, dict] = {}
+    for pr in predicted:
+        if not isinstance(pr, dict) or not isinstance(pr.get("gate"), str):
+            raise InvalidPerturbation(f"{where}: each prediction needs a 'gate'")
+        try:
+            reading = jsonio.decode_float(pr.get("reading")) if isinstance(pr.get("reading"), str) else float(pr["reading"])
+        except (KeyError, TypeError, ValueError):
+            raise InvalidPerturbation(f"{where}: prediction for {pr['gate']} needs a numeric 'reading'") from None
+        if pr["gate"] in preds:
+            raise InvalidPerturbation(f"{where}: two predictions for {pr['gate']}")
+        preds[pr["gate"]] = {"reading": reading, "note": str(pr.get("note") or "")}
+    timeout = p.get("timeout_s")
+    if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
+        raise InvalidPerturbation(f"{where}: 'timeout_s' must be a positive number")
+    return {
+        "id": pid,
+        "title": str(p.get("title") or pid),
+        "target": p["target"],
+        "edits": edits,
+        "gates": sorted(set(gates)),
+        "predicted": preds,
+        "file": p.get("file"),
+        "timeout_s": timeout,
+    }
+
+
+def _abs(path: str | os.PathLike, root: Path) -> Path:
+    p = Path(path)
+    return p if p.is_absolute() else root / p
+
+
+# ---------------------------------------------------------------- the run
+
+def run(
+    perturbations: Iterable[dict],
+    *,
+    test_paths: Iterable[str] = ("tests/gates",),
+    repo_root: str | os.PathLike = ".",
+    reports_dir: str | os.PathLike = "reports",
+    jobs: int | None = None,
+    timeout_s: float = 120,
+    stale_only: bool = False,
+    progress: Progress | None = None,
+    pythonpath: Iterable[str] = (),
+    cache_dir: str | os.PathLike | None = None,
+    fixtures_dir: str | os.PathLike = FIXTURES_DIR,
+) -> RunResult:
+    t_start = time.perf_counter()
+    root = Path(repo_root).resolve()
+    reports = _abs(reports_dir, root)
+    fixtures = _abs(fixtures_dir, root)
+    cache = _abs(cache_dir if cache_dir is not None else CACHE_DIR, root)
+    test_paths = [str(t) for t in test_paths]
+    pythonpath = [str(_abs(p, root)) for p in pythonpath]
+    jobs = max(1, int(jobs or os.cpu_count() or 1))
+    threads = max(1, (os.cpu_count() or 1) // jobs)
+    env = launch.child_env(str(root), pythonpath, threads=threads)
+
+    def emit(event: str, message: str, **extra) -> None:
+        if progress is not None:
+            progress(dict(extra, event=event, message=message))
+
+    # 1. perturbations, targets, patches: every input error before any child runs
+    perts = [validate(p) for p in perturbations]
+    seen: dict[str, str] = {}
+    for p in perts:
+        key = evidence.sanitise(p["id"])
+        if key in seen:
+            raise InvalidPerturbation(f"perturbation ids {seen[key]!r} and {p['id']!r} collide (same evidence directory)")
+        seen[key] = p["id"]
+    search = locate.child_search_path(str(root), pythonpath)
+    patches: dict[str, patching.Patch] = {}
+    for p in perts:
+        try:
+            path = locate.find_source(p["target"], search)
+        except locate.TargetNotFound as e:
+            raise locate.TargetNotFound(f"perturbation {p['id']}" + (f" ({p['file']})" if p["file"] else "") + f": {e}") from None
+        patches[p["id"]] = patching.make_patch(p["id"], p["target"], path, p["edits"],
+                                               display_path=evidence.rel_to_root(path, root))
+
+    workdir = tempfile.mkdtemp(prefix="fidelity-perturb-")
+    pool = cf.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="fidelity-perturb")
+
+    def job(args, patch=None, rootdir=root):
+        j = {"mode": "run", "args": list(args), "rootdir": str(rootdir), "fixtures_dir": str(fixtures), "patch": None}
+        if patch is not None:
+            j["patch"] = {"perturbation": patch.perturbation_id, "module": patch.module,
+                          "path": patch.path, "source": patch.patched}
+        return j
+
+    def launch_child(label, j, timeout):
+        return launch.run_child(j, workdir=workdir, label=label, cwd=str(root), env=env, timeout_s=timeout)
+
+    result = RunResult()
+    results: dict[str, PerturbationResult] = {}
+    try:
+        def submit_forced():
+            return pool.submit(launch_child, "forced-failure",
+                               job([str(FORCED_RED_GATE)], rootdir=FORCED_RED_GATE.parent.parent.parent), timeout_s)
+
+        # the forced failure needs nothing else: it runs while the gate index is collected
+        # (with stale_only it waits until something is known to need running)
+        ff = None if stale_only else submit_forced()
+
+        # 2. gates
+        emit("collect", "collecting the gate index")
+        index = gate_index.collect(test_paths, repo_root=root, cache_dir=cache, pythonpath=pythonpath,
+                                   timeout_s=max(timeout_s, 300))
+        gates_of: dict[str, list[str]] = {}
+        for p in perts:
+            named = set(p["gates"]) | set(p["predicted"])
+            unknown = sorted(g for g in named if g not in index.gates)
+            if unknown:
+                raise UnknownGate(f"perturbation {p['id']}" + (f" ({p['file']})" if p["file"] else "")
+                                  + f": unknown gate(s) {unknown}; known gates: {sorted(index.gates)}")
+            gates_of[p["id"]] = sorted(set(index.gates_for_target(p["target"])) | named)
+
+        for p in perts:
+            patch = patches[p["id"]]
+            results[p["id"]] = PerturbationResult(
+                id=p["id"], title=p["title"], target=p["target"], target_file=patch.display_path,
+                spec_file=p["file"], diff=patch.diff, gates=gates_of[p["id"]], listed=p["gates"], status="not_run",
+            )
+        result.perturbations = [results[p["id"]] for p in perts]
+
+        # 3. stale_only: keep what is current
+        todo = list(perts)
+        if stale_only:
+            records = evidence.load_all(reports)
+            todo = []
+            for p in perts:
+                mine = {r["gate"]: r for r in records if r["perturbation"] == p["id"]}
+                gates = gates_of[p["id"]]
+                if gates and all(g in mine and evidence.is_current(mine[g], root, p) for g in gates):
+                    _from_records(results[p["id"]], [mine[g] for g in gates])
+                    emit("skip", f"{p['id']} ... evidence current, not re-run", id=p["id"])
+                else:
+                    todo.append(p)
+        if not todo:
+            result.baseline = {"skipped": "nothing to run"}
+            result.wall_s = time.perf_counter() - t_start
+            result.compute_ok()
+            return result
+
+        selected = sorted({g for p in todo for g in gates_of[p["id"]]})
+        watched = _watched_files(patches, todo, index, selected, root, fixtures)
+        hashes_before = {f: jsonio.sha256_file(f) for f in watched}
+        for p in todo:  # the text each patch was computed on is the "before" of its target
+            hashes_before[patches[p["id"]].path] = patches[p["id"]].original_sha256
+
+        # 4. baseline x2 (+ the forced failure, already under way)
+        emit("baseline", f"baseline: {len(selected)} gates, unpatched, twice; forced failure")
+        if ff is None:
+            ff = submit_forced()
+        f1 = pool.submit(launch_child, "baseline-1", job(selected), timeout_s)
+        f2 = pool.submit(launch_child, "baseline-2", job(selected), timeout_s)
+        forced, b1, b2 = ff.result(), f1.result(), f2.result()
+
+        result.forced_failure = _check_forced(forced)
+        emit("forced_failure", "forced failure: " + ("seen red by assertion" if result.forced_failure["seen_red"]
+                                                     else "NOT seen red: " + result.forced_failure["detail"]))
+        result.baseline = _check_baseline(b1, b2, selected, index)
+        emit("baseline", "baseline: " + ("green twice, readings identical" if result.baseline["ok"] else "FAILED"))
+        stop = None
+        if not result.forced_failure["seen_red"]:
+            stop = ("forced_failure", "the forced failure was not seen red by assertion, so red cannot be trusted: "
+                    + result.forced_failure["detail"])
+        elif result.baseline["red"]:
+            reds = "; ".join(f"{r['gate']} ({r['run']}): {r['outcome']}: {r['detail']}" for r in result.baseline["red"])
+            stop = ("baseline_red", f"baseline red: gates fail with no perturbation applied: {reds}")
+        elif result.baseline["flaky"]:
+            fl = "; ".join(f"{g}: {d[0]['first']} then {d[0]['second']}" for g, d in sorted(result.baseline["flaky"].items()))
+            stop = ("flaky", f"flaky gates refused (readings differ between two unpatched runs): {fl}")
+        if stop is not None:
+            result.error_kind, result.error = stop
+            emit("error", result.error)
+            result.wall_s = time.perf_counter() - t_start
+            result.compute_ok()
+            return result
+
+        # 5. perturbations, one child each; 6. green after: one unpatched child over
+        # every gate run. Each child is a fresh process and nothing is ever written
+        # to disk, so the green-after child may start as soon as a worker is free.
+        total = len(todo)
+        futures = {}
+        for p in todo:
+            pr = results[p["id"]]
+            if pr.gates:
+                t = p["timeout_s"] or timeout_s
+                futures[pool.submit(launch_child, f"perturbation-{p['id']}", job(pr.gates, patches[p["id"]]), t)] = p
+        ran_gates = sorted({g for p in todo for g in results[p["id"]].gates})
+        after_future = pool.submit(launch_child, "green-after", job(ran_gates), timeout_s) if ran_gates else None
+        done_count = 0
+        for p in todo:  # perturbations without gates: nothing can go red
+            if not results[p["id"]].gates:
+                results[p["id"]].status = "ran"
+                done_count += 1
+                emit("perturbation", f"[{done_count}/{total}] {p['id']} ... {results[p['id']].summary()}",
+                     index=done_count, total=total, id=p["id"], status=results[p["id"]].summary())
+        for fut in cf.as_completed(futures):
+            p = futures[fut]
+            child = fut.result()
+            pr = results[p["id"]]
+            pr.status = "ran"
+            pr.child = child.to_json()
+            pr.outcomes = [_gate_result(g, index, child, p, root) for g in pr.gates]
+            done_count += 1
+            emit("perturbation", f"[{done_count}/{total}] {p['id']} ... {pr.summary()}",
+                 index=done_count, total=total, id=p["id"], status=pr.summary())
+
+        if after_future is not None:
+            emit("green_after", f"green after: {len(ran_gates)} gates, unpatched")
+            after = after_future.result()
+            green = {}
+            for g in ran_gates:
+                c = outcomes.classify_gate(g, index.file_of(g), after, index.instances(g))
+                green[g] = outcomes.is_green(c["outcome"])
+                for p in todo:
+                    for o in results[p["id"]].outcomes:
+                        if o.gate == g:
+                            o.green_after = green[g]
+                            o.fixtures_read = sorted(set(o.fixtures_read) | {evidence.rel_to_root(f, root) for f in c["fixtures_read"]})
+            for p in todo:
+                pr = results[p["id"]]
+                if pr.outcomes:
+                    pr.restored = all(o.green_after for o in pr.outcomes)
+            result.green_after = {"gates": ran_gates, "not_green": sorted(g for g, ok in green.items() if not ok),
+                                  "child": after.to_json()}
+            emit("green_after", "green after: " + ("all green" if all(green.values()) else
+                                                   "NOT green: " + ", ".join(result.green_after["not_green"])))
+        # fixtures read in the baseline belong to the gate too
+        base_fx: dict[str, set] = {}
+        for child in (b1, b2):
+            for it in child.items:
+                base_fx.setdefault(it["gate"], set()).update(it.get("fixtures_read", []))
+        for p in todo:
+            for o in results[p["id"]].outcomes:
+                o.fixtures_read = sorted(set(o.fixtures_read) | {evidence.rel_to_root(f, root) for f in base_fx.get(o.gate, ())})
+    except BaseException:
+        launch.kill_all()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        _rmtree(workdir)
+
+    # 7. nothing on disk moved
+    hashes_after = {f: jsonio.sha256_file(f) for f in watched}
+    for p in todo:  # every file under fixtures/ was hashed before: one read but not hashed appeared during the run
+        for o in results[p["id"]].outcomes:
+            for fx in o.fixtures_read:
+                full = str(evidence.resolve(fx, root))
+                if full not in hashes_before:
+                    hashes_before[full], hashes_after[full] = None, jsonio.sha256_file(full)
+    changed = sorted(evidence.rel_to_root(f, root) for f in hashes_before if hashes_before[f] != hashes_after.get(f))
+    result.sources = {"watched": len(hashes_before), "changed": changed}
+    if changed:
+        result.error_kind = "source_changed"
+        result.error = ("files changed on disk during the run (a gate, a target or a fixture); "
+                        f"no evidence written: {changed}")
+        emit("error", result.error)
+        result.wall_s = time.perf_counter() - t_start
+        result.compute_ok()
+        return result
+
+    # 8. evidence
+    vers = evidence.versions()
+    now = evidence.utc_now()
+    for p in todo:
+        pr = results[p["id"]]
+        patch = patches[p["id"]]
+        edir = evidence.evidence_dir(reports, p["id"])
+        written = set()
+        for o in pr.outcomes:
+            rec = _record(p, pr, patch, o, root, hashes_before, vers, now)
+            path = evidence.write_record(reports, rec)
+            written.add(path.name)
+            result.evidence.append(evidence.rel_to_root(path, root))
+        if edir.is_dir():  # records of gates this perturbation no longer runs
+            for old in edir.glob("*.json"):
+                if old.name not in written:
+                    old.unlink()
+    emit("evidence", f"evidence: {len(result.evidence)} records under {evidence.rel_to_root(reports / evidence.EVIDENCE_DIR, root)}")
+    result.wall_s = time.perf_counter() - t_start
+    result.compute_ok()
+    return result
+
+
+# ---------------------------------------------------------------- helpers
+
+def _watched_files(patches, todo, index, selected, root: Path, fixtures: Path) -> list[str]:
+    files = {patches[p["id"]].path for p in todo}
+    files |= {str(root / index.file_of(g)) for g in selected}
+    if fixtures.is_dir():
+        files |= {str(f) for f in fixtures.rglob("*") if f.is_file()}
+    return sorted(files)
+
+
+def _check_forced(child: launch.ChildRun) -> dict:
+    from fidelity.perturb.forced_red_gate import FORCED_READING
+
+    items = child.items
+    it = items[0] if len(items) == 1 else None
+    reading = jsonio.decode_float((it or {}).get("readings", {}).get("reading")) if it else None
+    seen = (
+        child.status == "ok"
+        and it is not None
+        and it["outcome"] == "failed"
+        and it.get("kind") == "assertion"
+        and reading is not None
+        and reading == FORCED_READING
+    )
+    if seen:
+        detail = f"{it['exc_type']}: {(it.get('message') or '').splitlines()[0] if it.get('message') else ''}"
+    elif child.status != "ok":
+        detail = f"child {child.status_text}: {child.output_tail[-1500:]}"
+    elif it is None:
+        detail = f"expected one result, got {len(items)}"
+    else:
+        detail = (f"outcome {it['outcome']}, kind {it.get('kind')}, reading {reading} "
+                  f"(expected failed by assertion with reading {FORCED_READING})")
+    return {"seen_red": seen, "outcome": it["outcome"] if it else None, "kind": it.get("kind") if it else None,
+            "reading": jsonio.encode_float(reading), "expected_reading": FORCED_READING, "detail": detail,
+            "child": child.to_json()}
+
+
+def _check_baseline(b1: launch.ChildRun, b2: launch.ChildRun, selected: list[str], index) -> dict:
+    red = []
+    for label, child in (("run 1", b1), ("run 2", b2)):
+        for g in selected:
+            c = outcomes.classify_gate(g, index.file_of(g), child, index.instances(g))
+            if not outcomes.is_green(c["outcome"]):
+                red.append({"gate": g, "run": label, "outcome": c["outcome"], "detail": c["detail"]})
+    flaky = outcomes.flaky_gates(b1, b2) if not red else {}
+    without = sorted({it["gate"] for it in b1.items if it["outcome"] == "passed" and "reading" not in (it.get("readings") or {})})
+    readings = {it["nodeid"]: it.get("readings") for it in b1.items}
+    return {
+        "ok": not red and not flaky,
+        "gates": selected,
+        "red": red,
+        "flaky": flaky,
+        "without_reading": without,
+        "readings": dict(sorted(readings.items())),
+        "runs": [b1.to_json(), b2.to_json()],
+    }
+
+
+def _gate_result(g: str, index, child: launch.ChildRun, p: dict, root: Path) -> GateResult:
+    c = outcomes.classify_gate(g, index.file_of(g), child, index.instances(g))
+    info = index.gates[g]
+    return GateResult(
+        gate=g,
+        outcome=c["outcome"],
+        reading=c["reading"],
+        predicted=p["predicted"].get(g),
+        listed=g in p["gates"],
+        detail=c["detail"],
+        gate_file=info["file"],
+        equations=info["equations"],
+        instances=c["instances"],
+        fixtures_read=sorted(evidence.rel_to_root(f, root) for f in c["fixtures_read"]),
+    )
+
+
+def _record(p, pr: PerturbationResult, patch, o: GateResult, root: Path, hashes_before, vers, now) -> dict:
+    def sha(path: str) -> str | None:
+        full = str(evidence.resolve(path, root))
+        return hashes_before.get(full) or jsonio.sha256_file(full)
+
+    pred = None
+    if o.predicted is not None:
+        pred = {"reading": jsonio.encode_float(o.predicted["reading"]), "note": o.predicted.get("note", "")}
+    return {
+        "schema": evidence.SCHEMA,
+        "perturbation": p["id"],
+        "title": p["title"],
+        "spec_file": p["file"],
+        "target": p["target"],
+        "target_file": pr.target_file,
+        "edits": p["edits"],
+        "edits_sha256": evidence.edits_sha256(p["target"], p["edits"]),
+        "diff": patch.diff,
+        "gate": o.gate,
+        "gate_file": o.gate_file,
+        "equations": o.equations,
+        "listed": o.listed,
+        "outcome": o.outcome,
+        "detail": o.detail,
+        "reading": jsonio.encode_float(o.reading),
+        "predicted": pred,
+        "instances": o.instances,
+        "green_after": o.green_after,
+        "patch_served": (pr.child or {}).get("patch_served"),
+        "hashes": {
+            "gate_file": sha(o.gate_file),
+            "target_source": patch.original_sha256,
+            "fixtures": {fx: sha(fx) for fx in o.fixtures_read},
+        },
+        "versions": vers,
+        "recorded_at": now,
+    }
+
+
+def _from_records(pr: PerturbationResult, records: list[dict]) -> None:
+    """Fill a PerturbationResult from current evidence (stale_only: not re-run)."""
+    pr.status = "current"
+    pr.outcomes = []
+    for r in records:
+        pred = r.get("predicted")
+        if pred is not None:
+            pred = dict(pred, reading=jsonio.decode_float(pred.get("reading")))
+        pr.outcomes.append(GateResult(
+            gate=r["gate"], outcome=r["outcome"], reading=jsonio.decode_float(r.get("reading")), predicted=pred,
+            listed=bool(r.get("listed")), detail=r.get("detail", ""), green_after=r.get("green_after"),
+            gate_file=r.get("gate_file", ""), equations=r.get("equations", []), instances=r.get("instances", []),
+            fixtures_read=sorted((r.get("hashes") or {}).get("fixtures", {})),
+        ))
+    pr.restored = all(o.green_after is True for o in pr.outcomes) if pr.outcomes else None
+
+
+def _rmtree(path: str) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)

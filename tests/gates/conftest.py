@@ -1,0 +1,77 @@
+"""Gate plumbing: each gate runs against every subject that provides its mechanism, on every device.
+
+A gate declares `@pytest.mark.gate(equations=[...], mechanism="sinkhorn")`. This file
+parametrises its `subject` and `device` arguments over the registry and the devices,
+prints the subjects in the run header, and marks which modules each gate covers
+(so the perturbation runner can find the gates a patched module must turn red).
+A subject or device that is missing is SKIPPED with the reason: reported as not run,
+never as passed.
+"""
+import pytest
+import torch
+
+from fidelity.subjects.registry import all_subjects, subjects_for
+
+DEVICES = ("cpu", "cuda")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gate(equations, mechanism): a gate of the given spec equations")
+    config.addinivalue_line("markers", "gate_targets(*modules): modules whose source this gate covers")
+
+
+def pytest_report_header(config):
+    rows = []
+    for s in all_subjects():
+        reason = s.unavailable_reason()
+        rows.append(f"  {s.name}: {'available' if reason is None else 'NOT RUN: ' + reason} ({s.description})")
+    cuda = "available" if torch.cuda.is_available() else "NOT RUN: no CUDA device"
+    return ["fidelity subjects:", *rows, f"  devices: cpu available; cuda {cuda}"]
+
+
+def _mechanism(definition) -> str | None:
+    marker = definition.get_closest_marker("gate")
+    return marker.kwargs.get("mechanism") if marker else None
+
+
+def pytest_generate_tests(metafunc):
+    mechanism = _mechanism(metafunc.definition)
+    if mechanism is None or "subject" not in metafunc.fixturenames:
+        return
+    params = []
+    for subject in subjects_for(mechanism):
+        for device in DEVICES:
+            params.append(pytest.param((subject, device), id=f"{subject.name}-{device}"))
+    metafunc.parametrize("subject_on_device", params, indirect=False)
+
+
+@pytest.fixture
+def subject_on_device():  # replaced by parametrisation; a gate without a mechanism gets no subject
+    pytest.fail("a gate that takes `subject` must declare @pytest.mark.gate(mechanism=...)")
+
+
+@pytest.fixture
+def subject(subject_on_device):
+    subject, device = subject_on_device
+    reason = subject.unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"subject {subject.name} not run: {reason}")
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("not run: no CUDA device")
+    return subject
+
+
+@pytest.fixture
+def device(subject_on_device):
+    return subject_on_device[1]
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        mechanism = _mechanism(item)
+        callspec = getattr(item, "callspec", None)
+        if mechanism and callspec and "subject_on_device" in callspec.params:
+            subject, _ = callspec.params["subject_on_device"]
+            modules = subject.modules.get(mechanism, ())
+            if modules:
+                item.add_marker(pytest.mark.gate_targets(*modules))
