@@ -1,0 +1,108 @@
+"""Evidence records: valid deterministic JSON, acceptance, and staleness when a pinned file changes."""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+from fidelity.perturb import evidence, jsonio
+
+from .conftest import GATE_ADD, GATE_NEG, GATE_SCALE, toy_perturbations
+
+
+def _copy(main_run, tmp_path):
+    dest = tmp_path / "copy"
+    shutil.copytree(main_run.repo, dest)
+    return dest
+
+
+def test_one_record_per_gate_and_perturbation_valid_deterministic_json(main_run):
+    files = sorted((main_run.repo / "reports" / "evidence").rglob("*.json"))
+    assert len(files) == 7 * 3
+    assert sorted(main_run.result.evidence) == sorted(str(f.relative_to(main_run.repo)) for f in files)
+    for f in files:
+        text = f.read_text()
+        rec = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))  # strict: no NaN
+        assert jsonio.dumps(rec) == text  # sorted keys, indent 1: re-dumping gives the same bytes
+    assert not list((main_run.repo / "reports").rglob("*.tmp"))
+    rec = json.loads(evidence.evidence_path(main_run.repo / "reports", "P_add", GATE_ADD).read_text())
+    assert rec["perturbation"] == "P_add" and rec["title"] == "add subtracts" and rec["spec_file"] == "specs/toy.yaml"
+    assert rec["target"] == "toysubj.arith" and rec["target_file"] == "toysubj/arith.py"
+    assert rec["gate"] == GATE_ADD and rec["gate_file"] == "tests/toygate_arith.py" and rec["equations"] == ["toy.add"]
+    assert rec["outcome"] == "red_by_assertion" and rec["green_after"] is True and rec["listed"] is True
+    assert rec["reading"] == 1 / 1.5
+    assert rec["predicted"] == {"reading": 0.625, "note": "a deliberately different prediction"}
+    assert set(rec["hashes"]) == {"gate_file", "target_source", "fixtures"}
+    assert list(rec["hashes"]["fixtures"]) == ["fixtures/add_case.json"]
+    assert rec["hashes"]["target_source"] == jsonio.sha256_file(main_run.repo / "toysubj" / "arith.py")
+    assert [i["nodeid"] for i in rec["instances"]] == [f"{GATE_ADD}[1.0]", f"{GATE_ADD}[2.0]"]
+    assert {"python", "torch", "pytest"} <= set(rec["versions"]) and rec["recorded_at"].endswith("Z")
+    assert "+    return a - b" in rec["diff"]
+    scale = json.loads(evidence.evidence_path(main_run.repo / "reports", "P_add", GATE_SCALE).read_text())
+    assert scale["hashes"]["fixtures"] == {}  # it read no fixture
+
+
+def test_write_is_deterministic_and_non_finite_readings_stay_valid_json(tmp_path):
+    rec = {"schema": evidence.SCHEMA, "perturbation": "P/1", "gate": "tests/x.py::test_y", "reading": jsonio.encode_float(math.nan),
+           "z": [3, 1], "a": {"b": 1, "a": 2}}
+    p1 = evidence.write_record(tmp_path, rec)
+    first = p1.read_bytes()
+    p2 = evidence.write_record(tmp_path, dict(reversed(list(rec.items()))))
+    assert p1 == p2 and p2.read_bytes() == first
+    assert p1.parent.name == "P_1" and p1.name == "tests_x.py_test_y.json"
+    loaded = json.loads(first)
+    assert loaded["reading"] == "NaN" and math.isnan(jsonio.decode_float(loaded["reading"]))
+    assert evidence.load_all(tmp_path) == [loaded]
+
+
+def test_acceptance(main_run):
+    acc = evidence.acceptance(main_run.repo / "reports", main_run.repo)
+    assert acc[GATE_ADD]["accepted"] is True
+    assert acc[GATE_SCALE]["accepted"] is False  # only ever red for another reason
+    assert acc[GATE_NEG]["accepted"] is False  # survived, or red by the subject's own assert
+    assert {e["perturbation"] for e in acc[GATE_ADD]["current_evidence"]} == {p["id"] for p in toy_perturbations()}
+    assert all(not v["stale"] for v in acc.values())
+    red = [e for e in acc[GATE_ADD]["current_evidence"] if e["outcome"] == "red_by_assertion"]
+    assert red[0]["path"] == "reports/evidence/P_add/tests_toygate_arith.py_test_add_fixture.json"
+
+
+def test_changed_gate_file_makes_evidence_stale(main_run, tmp_path):
+    repo = _copy(main_run, tmp_path)
+    gate_file = repo / "tests" / "toygate_arith.py"
+    gate_file.write_text(gate_file.read_text() + "\n# edited\n")
+    acc = evidence.acceptance(repo / "reports", repo)
+    assert acc[GATE_ADD]["accepted"] is False and acc[GATE_ADD]["current_evidence"] == []
+    assert any("gate file tests/toygate_arith.py changed" in r for s in acc[GATE_ADD]["stale"] for r in s["reasons"])
+
+
+def test_changed_target_makes_evidence_stale(main_run, tmp_path):
+    repo = _copy(main_run, tmp_path)
+    target = repo / "toysubj" / "arith.py"
+    target.write_text(target.read_text() + "\n# edited\n")
+    for rec in evidence.load_all(repo / "reports"):
+        assert not evidence.is_current(rec, repo)
+        assert "target source toysubj/arith.py changed" in evidence.staleness(rec, repo)
+    assert evidence.acceptance(repo / "reports", repo)[GATE_ADD]["accepted"] is False
+
+
+def test_changed_fixture_makes_only_its_readers_stale(main_run, tmp_path):
+    repo = _copy(main_run, tmp_path)
+    fx = repo / "fixtures" / "add_case.json"
+    fx.write_text(fx.read_text().replace("0.5", "0.25"))
+    recs = evidence.load_all(repo / "reports")
+    add = [r for r in recs if r["gate"] == GATE_ADD]
+    others = [r for r in recs if r["gate"] != GATE_ADD]
+    assert add and all("fixture fixtures/add_case.json changed" in evidence.staleness(r, repo) for r in add)
+    assert others and all(evidence.is_current(r, repo) for r in others)
+    (repo / "fixtures" / "unused.json").write_text("{}")  # a fixture nobody read changes nothing
+    assert all(evidence.is_current(r, repo) for r in others)
+    fx.unlink()
+    assert all("fixture fixtures/add_case.json is missing" in evidence.staleness(r, repo) for r in add)
+
+
+def test_changed_perturbation_makes_its_evidence_stale(main_run):
+    recs = [r for r in evidence.load_all(main_run.repo / "reports") if r["perturbation"] == "P_add"]
+    p = next(x for x in toy_perturbations() if x["id"] == "P_add")
+    assert all(evidence.is_current(r, main_run.repo, p) for r in recs)
+    p2 = dict(p, edits=[{"find": "return a + b", "replace": "return a * b"}])
+    assert all(not evidence.is_current(r, main_run.repo, p2) for r in recs)
