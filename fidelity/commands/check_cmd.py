@@ -6,6 +6,13 @@ cannot give it input):
   fixtures  every fixture re-derives identically from its oracle
   claims    every source claim checked by its oracle (a refuted claim is a
             finding about the source, reported, never a failure of check)
+  code      every spec code location (module:qualname) imports, and every
+            implemented equation names one
+  gates     the gate suite (tests/gates) is green on every available subject
+            and device; missing subjects or devices are reported as not run
+  evidence  every gate has current evidence of going red by its own assertion
+            under a perturbation (and green again); every implemented equation
+            is covered by an accepted gate; every perturbation is caught
 """
 from __future__ import annotations
 
@@ -46,12 +53,20 @@ def run(args) -> int:
     say(f"specs     ok   {len(cat.files)} files, {len(cat.papers)} papers, {len(cat.equations)} equations, "
         f"{len(cat.claims)} claims, {len(cat.perturbations)} perturbations")
 
-    for stage in _stages():
-        result = stage(cat, args, say)
+    from fidelity.check import claims_stage, code_stage, evidence_stage, fixtures_stage, gates_stage
+
+    for stage in (fixtures_stage, claims_stage, code_stage):
+        result = stage.run(cat, args, say)
+        if "claims" in result:
+            report["claims"] = result.pop("claims")
         report["stages"].append(result)
-        for key in ("claims", "gates", "perturbations"):
-            if key in result:
-                report[key] = result.pop(key)
+    gates = gates_stage.run(cat, args, say)
+    report["gates"] = gates.pop("gates")
+    report["stages"].append(gates)
+    acceptance = evidence_stage.run(cat, args, say, gate_rows=report["gates"])
+    report["equations"] = acceptance.pop("equations")
+    report["perturbations"] = acceptance.pop("perturbations")
+    report["stages"].append(acceptance)
     report["ok"] = all(s["ok"] for s in report["stages"])
     if args.json:
         print_json(report)
@@ -59,7 +74,3 @@ def run(args) -> int:
         print("check: " + ("GREEN" if report["ok"] else "RED"))
     return EXIT_OK if report["ok"] else EXIT_RED
 
-
-def _stages():
-    from fidelity.check import claims_stage, fixtures_stage
-    return [fixtures_stage.run, claims_stage.run]

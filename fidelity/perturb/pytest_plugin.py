@@ -84,7 +84,9 @@ def gate_markers(item) -> dict:
     for m in item.iter_markers("gate_targets"):
         targets.update(_as_list(m.args))
         targets.update(_as_list(m.kwargs.get("targets")))
-    return {"gate_marker": marked, "equations": sorted(equations), "targets": sorted(targets)}
+    subject = item.get_closest_marker("gate_subject")
+    return {"gate_marker": marked, "equations": sorted(equations), "targets": sorted(targets),
+            "subject": subject.args[0] if subject else None, "device": subject.args[1] if subject else None}
 
 
 def pytest_addoption(parser):

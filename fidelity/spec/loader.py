@@ -127,3 +127,34 @@ def load_catalogue(specs_dir: Path | str | None = None) -> Catalogue:
     return cat
 
 
+
+
+def load_perturbation_file(file: Path | str, cat: Catalogue) -> list[Item]:
+    """A user's own catalogue: a full spec, or a YAML file holding only `perturbations:`.
+
+    Validated with the same schema and the same clear errors; `covers` must name
+    equations the catalogue `cat` defines.
+    """
+    file = Path(file)
+    data, index = load_yaml(file)
+    schema = load_schema(cat.specs_dir)
+    if isinstance(data, dict) and "paper" not in data:
+        schema = {"$defs": schema["$defs"], "type": "object", "additionalProperties": False,
+                  "required": ["perturbations"],
+                  "properties": {"perturbations": {"type": "array", "minItems": 1,
+                                                   "items": {"$ref": "#/$defs/perturbation"}}}}
+    _validate(file, data, index, jsonschema.Draft202012Validator(schema))
+    items, seen = [], {}
+    for i, entry in enumerate(data["perturbations"]):
+        path = ("perturbations", i, "id")
+        if entry["id"] in seen:
+            raise SpecError(file, index.line_of(path), path,
+                            f"duplicate id {entry['id']!r} (first on line {seen[entry['id']]})")
+        seen[entry["id"]] = index.line_of(path)
+        for j, ref in enumerate(entry.get("covers", [])):
+            if cat.get(ref) is None:
+                sub = ("perturbations", i, "covers", j)
+                raise SpecError(file, index.line_of(sub), sub, f"refers to {ref!r}, which no spec defines")
+        items.append(Item("perturbation", entry["id"], data.get("paper", {}).get("id", "user"), entry, file,
+                          index.line_of(("perturbations", i))))
+    return items

@@ -18,6 +18,7 @@ DEVICES = ("cpu", "cuda")
 def pytest_configure(config):
     config.addinivalue_line("markers", "gate(equations, mechanism): a gate of the given spec equations")
     config.addinivalue_line("markers", "gate_targets(*modules): modules whose source this gate covers")
+    config.addinivalue_line("markers", "gate_subject(name, device): the subject and device of this instance")
 
 
 def pytest_report_header(config):
@@ -71,7 +72,8 @@ def pytest_collection_modifyitems(items):
         mechanism = _mechanism(item)
         callspec = getattr(item, "callspec", None)
         if mechanism and callspec and "subject_on_device" in callspec.params:
-            subject, _ = callspec.params["subject_on_device"]
+            subject, device = callspec.params["subject_on_device"]
+            item.add_marker(pytest.mark.gate_subject(subject.name, device))
             modules = subject.modules.get(mechanism, ())
             if modules:
                 item.add_marker(pytest.mark.gate_targets(*modules))

@@ -1,0 +1,78 @@
+"""check stage: acceptance. Every gate must have CURRENT evidence of going red by its
+own assertion (and green after); every implemented equation must be covered by an
+accepted gate; every perturbation must be caught by at least one gate.
+
+Evidence is current only while the hashes of the gate's file, the target's source,
+the fixtures it read and the perturbation's edits all match what ran.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from fidelity.perturb import evidence
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+REPORTS_DIR = REPO_ROOT / "reports"
+
+
+def gate_acceptance(cat, reports_dir: Path = REPORTS_DIR) -> tuple[dict, dict]:
+    """(gate -> acceptance row, perturbation -> caught_by) from current evidence."""
+    perturbations = {p.id: p.data for p in cat.perturbations.values()}
+    gates: dict[str, dict] = {}
+    caught: dict[str, list[str]] = {pid: [] for pid in perturbations}
+    for rec in evidence.load_all(reports_dir):
+        row = gates.setdefault(rec["gate"], {"accepted": False, "by": [], "stale": []})
+        spec = perturbations.get(rec["perturbation"])
+        reasons = ["perturbation no longer in the specs"] if spec is None else \
+            evidence.staleness(rec, REPO_ROOT, perturbation={**spec})
+        entry = {"perturbation": rec["perturbation"], "outcome": rec["outcome"], "reading": rec.get("reading"),
+                 "predicted": rec.get("predicted"), "green_after": rec.get("green_after")}
+        if reasons:
+            row["stale"].append({**entry, "reasons": reasons})
+        elif rec["outcome"] == "red_by_assertion" and rec.get("green_after") is True:
+            row["accepted"] = True
+            row["by"].append(entry)
+            caught[rec["perturbation"]].append(rec["gate"])
+    return gates, caught
+
+
+def run(cat, args, say, gate_rows: list[dict] | None = None) -> dict:
+    acceptance, caught = gate_acceptance(cat)
+    gate_rows = gate_rows or []
+    problems = []
+    for row in gate_rows:
+        acc = acceptance.get(row["gate"], {"accepted": False, "by": [], "stale": []})
+        row["accepted"] = acc["accepted"]
+        row["accepted_by"] = sorted({e["perturbation"] for e in acc["by"]})
+        row["stale_evidence"] = acc["stale"]
+        if not acc["accepted"]:
+            why = "only stale evidence" if acc["stale"] else "never seen red"
+            problems.append(f"gate {row['gate']} is not accepted ({why}): run `fidelity perturb --stale`")
+    covered: dict[str, list[str]] = {}
+    for row in gate_rows:
+        if row.get("accepted"):
+            for eq in row["equations"]:
+                covered.setdefault(eq, []).append(row["gate"])
+    equations = []
+    for eq in cat.equations.values():
+        by = sorted(covered.get(eq.id, []))
+        equations.append({"id": eq.id, "paper": eq.paper, "tier": eq.data["tier"], "status": eq.data["status"],
+                          "covered_by": by})
+        if eq.data["status"] in ("implemented", "deviates") and not by:
+            problems.append(f"equation {eq.id} ({eq.data['status']}) is covered by no accepted gate")
+    perturbations = []
+    for p in cat.perturbations.values():
+        by = sorted(caught.get(p.id, []))
+        perturbations.append({"id": p.id, "title": p.data["title"], "caught_by": by})
+        if not by:
+            problems.append(f"perturbation {p.id} ({p.data['title']}) is caught by no gate with current evidence "
+                            f"(a blind spot, or evidence missing/stale)")
+    for msg in problems[:40]:
+        say(f"evidence  RED  {msg}")
+    if len(problems) > 40:
+        say(f"evidence  ... and {len(problems) - 40} more")
+    accepted = sum(1 for r in gate_rows if r.get("accepted"))
+    say(f"evidence  {'ok ' if not problems else 'RED'}  {accepted}/{len(gate_rows)} gates accepted, "
+        f"{sum(1 for p in perturbations if p['caught_by'])}/{len(perturbations)} perturbations caught")
+    return {"stage": "evidence", "ok": not problems, "problems": problems,
+            "equations": equations, "perturbations": perturbations}

@@ -1,0 +1,89 @@
+"""check stage: run the gate suite once and report every gate per subject.
+
+The suite runs in a child pytest with the perturbation runner's plugin, which
+records per test instance its outcome, subject, device, equations and reading.
+A gate is green when every instance that ran passed; instances skipped because a
+subject or device is missing are 'not run', never 'passed'.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+GATES_DIR = "tests/gates"
+
+
+def run_gate_suite(repo_root: Path = REPO_ROOT, extra_args: tuple[str, ...] = ()) -> dict:
+    with tempfile.TemporaryDirectory(prefix="fidelity-check-") as tmp:
+        results = Path(tmp) / "results.json"
+        cmd = [sys.executable, "-m", "pytest", GATES_DIR, "-q", "-p", "no:cacheprovider",
+               "-p", "fidelity.perturb.pytest_plugin", "--fidelity-results", str(results), *extra_args]
+        proc = subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+        if not results.exists():
+            raise RuntimeError(f"the gate suite did not report (exit {proc.returncode}):\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+        data = json.loads(results.read_text())
+    data["returncode"] = proc.returncode
+    data["output_tail"] = proc.stdout[-3000:]
+    return data
+
+
+def summarise(items: list[dict]) -> list[dict]:
+    """One row per gate: status, equations, and status per subject."""
+    gates: dict[str, dict] = {}
+    for it in items:
+        g = gates.setdefault(it["gate"], {"gate": it["gate"], "equations": set(), "subjects": {},
+                                          "instances": 0, "failed": [], "not_run": []})
+        g["equations"].update(it.get("equations", []))
+        g["instances"] += 1
+        subject = it.get("subject") or "(no subject)"
+        sub = g["subjects"].setdefault(subject, {"passed": 0, "failed": 0, "not_run": 0, "reasons": set()})
+        if it["outcome"] == "passed":
+            sub["passed"] += 1
+        elif it["outcome"] == "skipped":
+            sub["not_run"] += 1
+            sub["reasons"].add(it.get("skip_reason") or "skipped")
+            g["not_run"].append(it["nodeid"])
+        else:
+            sub["failed"] += 1
+            g["failed"].append({"nodeid": it["nodeid"], "message": (it.get("message") or "")[:500],
+                                "readings": it.get("readings")})
+    rows = []
+    for g in gates.values():
+        subjects = {}
+        for name, s in sorted(g["subjects"].items()):
+            status = "failed" if s["failed"] else "passed" if s["passed"] else "not run"
+            subjects[name] = {"status": status, "passed": s["passed"], "failed": s["failed"],
+                              "not_run": s["not_run"], "not_run_reasons": sorted(s["reasons"])}
+        status = "failed" if g["failed"] else "passed" if any(s["passed"] for s in g["subjects"].values()) else "not run"
+        rows.append({"gate": g["gate"], "status": status, "equations": sorted(g["equations"]),
+                     "subjects": subjects, "instances": g["instances"], "failed": g["failed"]})
+    return sorted(rows, key=lambda r: r["gate"])
+
+
+def run(cat, args, say) -> dict:
+    say("gates     running the gate suite ...")
+    data = run_gate_suite()
+    rows = summarise(data["items"])
+    problems = [f"collection error: {e}" for e in data.get("collect_errors", [])]
+    unknown = sorted({eq for r in rows for eq in r["equations"] if eq not in cat.equations})
+    problems += [f"a gate names equation {eq!r}, which no spec defines" for eq in unknown]
+    unmarked = sorted({it["gate"] for it in data["items"] if not it.get("gate_marker")})
+    problems += [f"{g} has no @pytest.mark.gate(equations=...) marker" for g in unmarked]
+    failed = [r for r in rows if r["status"] == "failed"]
+    for r in failed:
+        for f in r["failed"][:3]:
+            say(f"gates     RED  {f['nodeid']}: {f['message'].splitlines()[0] if f['message'] else ''}")
+    for p in problems:
+        say(f"gates     RED  {p}")
+    n_inst = sum(r["instances"] for r in rows)
+    not_run = sum(s["not_run"] for r in rows for s in r["subjects"].values())
+    ok = bool(rows) and not failed and not problems
+    say(f"gates     {'ok ' if ok else 'RED'}  {len(rows)} gates, {n_inst} instances: "
+        f"{len(failed)} gates red, {not_run} instances not run (missing subject or device)")
+    return {"stage": "gates", "ok": ok, "problems": problems, "gates": rows}

@@ -1,0 +1,111 @@
+"""`fidelity perturb P1..P5 | --all | --stale | --file FILE`: see each gate go red, then green again."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from fidelity.commands.common import EXIT_OK, EXIT_RED, EXIT_USAGE, add_json_option, add_specs_option, print_json
+from fidelity.spec import load_catalogue
+from fidelity.spec.loader import load_perturbation_file
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+
+DESCRIPTION = """\
+Run perturbations (deliberate defects) and record the evidence that gates see them.
+
+For the selected perturbations: the gates covering their targets pass unperturbed,
+twice, with identical readings; a forced failure proves red is visible; each
+perturbation then runs in its own child process whose import hook serves the patched
+source (no file on disk is edited), and only the gates covering its target run. A gate
+counts as red only when its own assertion fails; an exception, timeout or crash is
+'red for another reason'. Afterwards the same gates must be green again. Evidence goes
+to reports/evidence/ (JSON, pinned by hashes of gate, target and fixtures).
+
+Selection: ids (P1 P3), lists (P1,P3), ranges (P1..P5), --all, --stale (only those
+whose evidence is missing or stale), --file FILE (your own catalogue, same YAML form).
+Exit: 0 every perturbation caught and restored; 1 a survivor, a miss, a red or flaky
+baseline; 2 usage, spec or patch errors (a find matching zero or several places).
+"""
+
+
+def add_parser(sub) -> None:
+    import argparse
+    p = sub.add_parser("perturb", help="run perturbations: each gate must go red, then green again",
+                       description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("ids", nargs="*", metavar="ID", help="perturbation ids, lists (P1,P2) or ranges (P1..P5)")
+    p.add_argument("--all", action="store_true", help="every perturbation in the specs")
+    p.add_argument("--stale", action="store_true", help="only perturbations without current evidence")
+    p.add_argument("--file", type=Path, help="a YAML file of your own perturbations (instead of the specs')")
+    p.add_argument("--jobs", type=int, default=None, help="parallel children (default: CPU count)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per child before it is killed (default 120)")
+    p.add_argument("--reports", type=Path, default=REPO_ROOT / "reports", help="where evidence is written")
+    add_specs_option(p)
+    add_json_option(p)
+    p.set_defaults(run=run)
+
+
+def expand_ids(tokens: list[str], known: list[str]) -> list[str]:
+    """'P1..P3', 'P5,P7' -> ['P1','P2','P3','P5','P7']; unknown ids raise ValueError listing the known ones."""
+    wanted: list[str] = []
+    for token in ",".join(tokens).split(","):
+        token = token.strip()
+        if not token:
+            continue
+        m = re.fullmatch(r"P(\d+)\.\.P?(\d+)", token)
+        if m:
+            lo, hi = int(m.group(1)), int(m.group(2))
+            if lo > hi:
+                raise ValueError(f"empty range {token!r}")
+            span = [f"P{i}" for i in range(lo, hi + 1)]
+            missing = [i for i in span if i not in known]
+            if missing:
+                raise ValueError(f"unknown perturbation(s) {', '.join(missing)} in {token!r}")
+            wanted += span
+        else:
+            wanted.append(token)
+    unknown = [w for w in wanted if w not in known]
+    if unknown:
+        raise ValueError(f"unknown perturbation id(s): {', '.join(unknown)}")
+    return list(dict.fromkeys(wanted))
+
+
+def _known_list(known: list[str]) -> str:
+    return ", ".join(sorted(known, key=lambda k: int(k[1:]) if k[1:].isdigit() else 10**9))
+
+
+def run(args) -> int:
+    from fidelity.perturb import PerturbError
+    from fidelity.perturb import run as run_perturbations
+
+    cat = load_catalogue(args.specs)
+    items = load_perturbation_file(args.file, cat) if args.file else list(cat.perturbations.values())
+    table = {i.id: i for i in items}
+    known = list(table)
+    if not known:
+        return _usage("no perturbations defined" + (f" in {args.file}" if args.file else " in the specs"))
+    if args.ids and args.all:
+        return _usage("give ids or --all, not both")
+    try:
+        chosen = known if (args.all or args.stale or args.file) and not args.ids else expand_ids(args.ids, known)
+    except ValueError as exc:
+        return _usage(f"{exc}. Known: {_known_list(known)}")
+    if not chosen:
+        return _usage(f"choose perturbations: ids, ranges (P1..P5), --all, --stale or --file. Known: {_known_list(known)}")
+    perturbations = [{**table[i].data, "file": f"{table[i].file}:{table[i].line}"} for i in chosen]
+    say = (lambda e: print(e.get("message", ""), file=sys.stderr, flush=True))
+    try:
+        result = run_perturbations(perturbations, repo_root=REPO_ROOT, reports_dir=args.reports,
+                                   jobs=args.jobs, timeout_s=args.timeout, stale_only=args.stale, progress=say)
+    except PerturbError as exc:
+        return _usage(str(exc))
+    if args.json:
+        print_json(result.to_json())
+    else:
+        print(result.table())
+    return EXIT_OK if result.ok else EXIT_RED
+
+
+def _usage(message: str) -> int:
+    print(f"fidelity perturb: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
