@@ -24,7 +24,7 @@ def run(args) -> int:
         close = sorted(i for i in cat.all_ids() if args.id.split(".")[0] in i)[:10]
         hint = f" Did you mean one of: {', '.join(close)}?" if close else ""
         raise SystemExit(_usage_error(f"no item with id {args.id!r}.{hint}"))
-    record = {"kind": item.kind, "id": item.id, "paper": item.paper,
+    record = {"item": item.kind, "id": item.id, "paper": item.paper,
               "defined_at": f"{item.file}:{item.line}", **item.data}
     if item.kind != "paper":
         paper = cat.papers[item.paper].data

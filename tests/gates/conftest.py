@@ -77,3 +77,13 @@ def pytest_collection_modifyitems(items):
             modules = subject.modules.get(mechanism, ())
             if modules:
                 item.add_marker(pytest.mark.gate_targets(*modules))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """A subject that cannot drive a feature raises NotImplementedError: that instance is
+    not run (skipped with the subject's reason), never passed and never failed."""
+    try:
+        return (yield)
+    except NotImplementedError as exc:
+        pytest.skip(f"not run: {exc}")

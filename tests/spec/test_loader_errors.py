@@ -112,3 +112,8 @@ def test_message_format(spec_dir):
     text = str(_error(spec_dir))
     assert text.startswith(str(spec_dir / "toy.yaml").lstrip("/")[-8:]) or "toy.yaml:" in text
     assert "equations[0].tier:" in text
+
+
+def test_an_unhashable_key_is_a_spec_error(spec_dir):
+    (spec_dir / "toy.yaml").write_text("schema_version: 1\n? [a, b]\n: 1\n")
+    assert "malformed YAML" in _error(spec_dir).message

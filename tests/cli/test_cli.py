@@ -1,0 +1,130 @@
+"""The CLI as a user meets it: exit codes, --help, JSON shapes, clear errors."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fidelity.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("verb", ["list", "show", "check", "fixtures", "perturb"])
+def test_every_verb_has_help(verb):
+    proc = subprocess.run([sys.executable, "-m", "fidelity", verb, "--help"], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0 and "usage: fidelity " + verb in proc.stdout
+    assert "--specs" in proc.stdout or verb == "fixtures"
+
+
+def test_list_equations_json_shape(capsys):
+    code, out, _ = run_cli(capsys, "list", "equations", "--json")
+    rows = json.loads(out)
+    assert code == 0 and rows
+    assert {"id", "paper", "where", "tier", "status"} <= set(rows[0])
+    assert {r["paper"] for r in rows} == {"attnres", "mhc", "hc", "rmsnorm"}
+    assert all(r["tier"] in "abc" for r in rows)
+
+
+def test_list_claims_has_a_verdict_per_claim(capsys):
+    code, out, _ = run_cli(capsys, "list", "claims", "--json")
+    rows = json.loads(out)
+    assert code == 0
+    assert {r["verdict"] for r in rows} <= {"confirmed", "refuted", "unchecked"}
+    score = next(r for r in rows if r["id"] == "attnres.claim.paper_score0")
+    assert score["verdict"] == "refuted" and score["stated"] == "4.000002" and score["computed"].startswith("3.99992")
+
+
+def test_show_an_equation_with_provenance(capsys):
+    code, out, _ = run_cli(capsys, "show", "mhc.eq9", "--json")
+    item = json.loads(out)
+    assert code == 0 and item["item"] == "equation" and item["tier"] in "abc"
+    assert item["provenance_paper"]["arxiv"] == "2512.24880v2"
+    assert item["defined_at"].split(":")[0].endswith("specs/mhc.yaml") and int(item["defined_at"].split(":")[1]) > 0
+
+
+def test_show_unknown_id_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["show", "mhc.eq99"])
+    assert info.value.code == 2
+    assert "no item with id 'mhc.eq99'" in capsys.readouterr().err
+
+
+def test_bad_spec_dir_is_exit_2_without_traceback(tmp_path, capsys):
+    (tmp_path / "broken.yaml").write_text("schema_version: 1\npaper: [\n")
+    code, out, err = run_cli(capsys, "list", "--specs", str(tmp_path))
+    assert code == 2 and "broken.yaml:" in err and "malformed YAML" in err and "Traceback" not in err
+
+
+def test_check_json_on_a_broken_spec(tmp_path, capsys):
+    (tmp_path / "broken.yaml").write_text("schema_version: 2\n")
+    code, out, _ = run_cli(capsys, "check", "--json", "--specs", str(tmp_path))
+    report = json.loads(out)
+    assert code == 2 and report["ok"] is False and report["stages"][0]["stage"] == "specs"
+
+
+def test_fixtures_verify_is_green(capsys):
+    code, out, _ = run_cli(capsys, "fixtures", "--verify", "--json")
+    assert code == 0 and json.loads(out)["ok"] is True
+
+
+def test_fixtures_verify_names_a_changed_digit(tmp_path, capsys):
+    src = REPO / "fixtures"
+    for f in src.glob("*.json"):
+        (tmp_path / f.name).write_text(f.read_text())
+    target = tmp_path / "mhc.eq3_sliced.json"
+    text = target.read_text()
+    target.write_text(text.replace("8.950813375962908707", "8.950813375962908708", 1))
+    code, out, _ = run_cli(capsys, "fixtures", "--verify", "--dir", str(tmp_path))
+    assert code == 1 and "mhc.eq3_sliced" in out and "out" in out
+
+
+def test_fixtures_verify_invalid_json_is_exit_2(tmp_path, capsys):
+    src = REPO / "fixtures"
+    for f in src.glob("*.json"):
+        (tmp_path / f.name).write_text(f.read_text())
+    (tmp_path / "mhc.eq3_sliced.json").write_text("{ not json")
+    code, _, err = run_cli(capsys, "fixtures", "--verify", "--dir", str(tmp_path))
+    assert code == 2 and "mhc.eq3_sliced.json" in err
+
+
+def test_perturb_unknown_id_lists_the_known_ones(capsys):
+    code, _, err = run_cli(capsys, "perturb", "P999")
+    assert code == 2 and "unknown perturbation id(s): P999" in err and "Known: P1" in err
+
+
+def _user_catalogue(tmp_path, find):
+    f = tmp_path / "mine.yaml"
+    f.write_text(
+        "perturbations:\n"
+        "  - id: P1\n"
+        "    title: my defect\n"
+        "    target: fidelity.impl.torch.sinkhorn\n"
+        "    edits:\n"
+        f"      - {{find: {json.dumps(find)}, replace: 'x'}}\n"
+        "    gates: [tests/gates/test_sinkhorn_fixtures.py::test_two_by_two_matches_eq9_after_t_max_steps]\n")
+    return f
+
+
+def test_perturb_file_with_a_pattern_matching_nothing(tmp_path, capsys):
+    code, _, err = run_cli(capsys, "perturb", "--file", str(_user_catalogue(tmp_path, "no such text anywhere")))
+    assert code == 2 and "P1" in err and "sinkhorn.py" in err and "no such text anywhere" in err
+
+
+def test_perturb_file_with_a_pattern_matching_several_places(tmp_path, capsys):
+    code, _, err = run_cli(capsys, "perturb", "--file", str(_user_catalogue(tmp_path, "import")))
+    assert code == 2 and "P1" in err and "'import'" in err
+
+
+def test_perturb_malformed_file_is_the_loaders_error(tmp_path, capsys):
+    f = tmp_path / "mine.yaml"
+    f.write_text("perturbations:\n  - id: P1\n    title: t\n    target: x\n    edits: []\n    gates: []\n")
+    code, _, err = run_cli(capsys, "perturb", "--file", str(f))
+    assert code == 2 and "mine.yaml:" in err and "perturbations[0]" in err
