@@ -18,13 +18,13 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 GATES_DIR = "tests/gates"
 
 
-def run_gate_suite(repo_root: Path = REPO_ROOT, extra_args: tuple[str, ...] = ()) -> dict:
+def run_gate_suite(repo_root: Path = REPO_ROOT, extra_args: tuple[str, ...] = (), env: dict | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="fidelity-check-") as tmp:
         results = Path(tmp) / "results.json"
         cmd = [sys.executable, "-m", "pytest", GATES_DIR, "-q", "-p", "no:cacheprovider",
                "-p", "fidelity.perturb.pytest_plugin", "--fidelity-results", str(results), *extra_args]
         proc = subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True,
-                              env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+                              env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **(env or {})})
         if not results.exists():
             raise RuntimeError(f"the gate suite did not report (exit {proc.returncode}):\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
         data = json.loads(results.read_text())
@@ -71,6 +71,8 @@ def run(cat, args, say) -> dict:
     data = run_gate_suite()
     rows = summarise(data["items"])
     problems = [f"collection error: {e}" for e in data.get("collect_errors", [])]
+    if data["returncode"] not in (0, 1):
+        problems.append(f"pytest exited {data['returncode']} (interrupted or internal error):\n{data['output_tail'][-1500:]}")
     unknown = sorted({eq for r in rows for eq in r["equations"] if eq not in cat.equations})
     problems += [f"a gate names equation {eq!r}, which no spec defines" for eq in unknown]
     unmarked = sorted({it["gate"] for it in data["items"] if not it.get("gate_marker")})

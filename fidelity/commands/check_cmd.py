@@ -25,6 +25,11 @@ from fidelity.spec import SpecError, load_catalogue
 def add_parser(sub) -> None:
     p = sub.add_parser("check", help="the CI verdict: specs, fixtures, claims, gates, evidence",
                        description=__doc__.split("\n", 1)[1], formatter_class=_raw())
+    p.add_argument("--subject", metavar="NAME|module:object",
+                   help="check someone else's implementation instead: an adapter (hyper-connections, attn-res, pot), "
+                        "an installed entry point of the group fidelity.subjects, or module:object. Its deviations "
+                        "are findings, reported equation by equation; the exit code is 0 unless --strict")
+    p.add_argument("--strict", action="store_true", help="with --subject: exit 1 when any gate finds a deviation")
     add_specs_option(p)
     add_json_option(p)
     p.set_defaults(run=run)
@@ -53,6 +58,8 @@ def run(args) -> int:
     say(f"specs     ok   {len(cat.files)} files, {len(cat.papers)} papers, {len(cat.equations)} equations, "
         f"{len(cat.claims)} claims, {len(cat.perturbations)} perturbations")
 
+    if args.subject:
+        return _conformance(cat, args, say, report)
     from fidelity.check import claims_stage, code_stage, evidence_stage, fixtures_stage, gates_stage
 
     for stage in (fixtures_stage, claims_stage, code_stage):
@@ -74,3 +81,20 @@ def run(args) -> int:
         print("check: " + ("GREEN" if report["ok"] else "RED"))
     return EXIT_OK if report["ok"] else EXIT_RED
 
+
+
+def _conformance(cat, args, say, report) -> int:
+    from fidelity.check import conformance
+    from fidelity.subjects.registry import SubjectLoadError
+
+    try:
+        result = conformance.run(cat, args, say)
+    except SubjectLoadError as exc:
+        print(f"fidelity check: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    report["conformance"] = result
+    report["gates"] = result.pop("gates")
+    report["ok"] = result["ok"]
+    if args.json:
+        print_json(report)
+    return EXIT_OK if report["ok"] else EXIT_RED

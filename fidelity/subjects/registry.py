@@ -3,15 +3,17 @@
 Gates never name a subject: they ask the registry for every subject that
 provides their mechanism, so a new subject plugs in here without touching a gate.
 
-Subjects come from three places, in this order:
-1. the built-in ones (BUILTIN): our PyTorch reference, our Triton kernels, and the
-   adapters to public packages (each reports itself unavailable, with the reason,
-   when its package or device is missing);
-2. the entry-point group `fidelity.subjects` of any installed distribution
-   (`[project.entry-points."fidelity.subjects"] mine = "my_pkg.fidelity_subject:SUBJECT"`);
-3. the environment variable FIDELITY_SUBJECTS: comma-separated `module:object`
-   references (what `fidelity check --subject module:object` sets for its child).
-FIDELITY_ONLY_SUBJECTS (comma-separated names) restricts the run to those subjects.
+Our own subjects (BUILTIN: the PyTorch reference and the Triton kernels) run in
+every gate run; each reports itself unavailable, with the reason, when its package
+or device is missing. Someone else's implementation runs only when asked for, so
+its deviations are findings about it, never failures of our CI:
+- by name: an adapter to a public package (ADAPTERS), or an entry point of the
+  group `fidelity.subjects` of any installed distribution
+  (`[project.entry-points."fidelity.subjects"] mine = "my_pkg.fidelity_subject:SUBJECT"`);
+- or by reference, `module:object`.
+`fidelity check --subject X` resolves X and passes it to the gate run through the
+environment: FIDELITY_SUBJECTS (comma-separated `module:object` references to add)
+and FIDELITY_ONLY_SUBJECTS (comma-separated names the run is restricted to).
 """
 from __future__ import annotations
 
@@ -25,6 +27,12 @@ from fidelity.subjects.subject import Subject
 BUILTIN: tuple[str, ...] = (
     "fidelity.subjects.torch_reference:SUBJECT",
 )
+ADAPTERS: dict[str, str] = {
+    "hyper-connections": "fidelity.adapters.hyper_connections:SUBJECT",
+    "hyper-connections-log": "fidelity.adapters.hyper_connections:LOG_DOMAIN_SUBJECT",
+    "attn-res": "fidelity.adapters.attn_res:SUBJECT",
+    "pot": "fidelity.adapters.pot:SUBJECT",
+}
 ENTRY_POINT_GROUP = "fidelity.subjects"
 EXTRA_ENV = "FIDELITY_SUBJECTS"
 ONLY_ENV = "FIDELITY_ONLY_SUBJECTS"
@@ -54,9 +62,30 @@ def load_reference(ref: str) -> Subject:
 
 def _references() -> list[str]:
     refs = list(BUILTIN)
-    refs += [f"{ep.module}:{ep.attr}" for ep in entry_points(group=ENTRY_POINT_GROUP)]
     refs += [r.strip() for r in os.environ.get(EXTRA_ENV, "").split(",") if r.strip()]
     return list(dict.fromkeys(refs))
+
+
+def named_references() -> dict[str, str]:
+    """Every subject that can be asked for by name: adapters, then installed entry points."""
+    named = dict(ADAPTERS)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        named.setdefault(ep.name, f"{ep.module}:{ep.attr}")
+    return named
+
+
+def resolve(name_or_ref: str) -> tuple[str, Subject]:
+    """A subject asked for by name or `module:object` -> (reference, Subject); SubjectLoadError if unknown."""
+    if ":" in name_or_ref:
+        ref = name_or_ref
+    else:
+        named = named_references()
+        builtin = {load_reference(r).name: r for r in BUILTIN}
+        ref = named.get(name_or_ref) or builtin.get(name_or_ref)
+        if ref is None:
+            known = ", ".join([*builtin, *named])
+            raise SubjectLoadError(f"no subject named {name_or_ref!r}; known: {known}; or give module:object")
+    return ref, load_reference(ref)
 
 
 @lru_cache(maxsize=None)

@@ -7,6 +7,13 @@ from typing import Callable, Mapping
 from .interfaces import MECHANISMS
 
 
+class NotRun(NotImplementedError):
+    """A subject cannot drive this feature (a dtype, a route, a parameter): the gate instance
+    is reported as NOT RUN with this reason, never passed and never failed. Subjects raise
+    this, not a bare NotImplementedError, so that torch's own NotImplementedError (an op
+    missing on a device) stays what it is: red for another reason."""
+
+
 @dataclass(frozen=True)
 class Subject:
     """One implementation under test.
@@ -48,4 +55,4 @@ class Subject:
         try:
             return self.mechanisms[mechanism]
         except KeyError:
-            raise NotImplementedError(f"subject {self.name!r} does not implement {mechanism!r}") from None
+            raise NotRun(f"subject {self.name!r} does not implement {mechanism!r}") from None
