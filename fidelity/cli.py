@@ -8,11 +8,11 @@ import argparse
 import sys
 
 from fidelity import __version__
-from fidelity.commands import check_cmd, fixtures_cmd, list_cmd, perturb_cmd, show_cmd
+from fidelity.commands import check_cmd, fixtures_cmd, list_cmd, perturb_cmd, report_cmd, show_cmd
 from fidelity.commands.common import EXIT_USAGE
 from fidelity.spec import SpecError
 
-VERBS = (list_cmd, show_cmd, check_cmd, fixtures_cmd, perturb_cmd)
+VERBS = (list_cmd, show_cmd, check_cmd, fixtures_cmd, perturb_cmd, report_cmd)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -17,7 +17,7 @@ def run_cli(capsys, *argv):
     return code, out, err
 
 
-@pytest.mark.parametrize("verb", ["list", "show", "check", "fixtures", "perturb"])
+@pytest.mark.parametrize("verb", ["list", "show", "check", "fixtures", "perturb", "report"])
 def test_every_verb_has_help(verb):
     proc = subprocess.run([sys.executable, "-m", "fidelity", verb, "--help"], capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 0 and "usage: fidelity " + verb in proc.stdout

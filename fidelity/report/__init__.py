@@ -1,0 +1,17 @@
+"""The ledger: `fidelity report` renders what the specs, the claims, the evidence
+and the gate run say, as Markdown, one self-contained HTML page, JSON and a
+Stryker mutation report.
+
+One idea per file:
+  gaterun     run the gate suite once for the subject matrix, or read a recorded run
+  separation  relative distances of fixture predictions; separations in tolerance units
+  model       gather everything into one JSON-safe dict (the only input of the renderers)
+  blocks      the shapes a page is made of (headings, tables, tags, ...)
+  document    the ledger laid out as blocks, paper by paper
+  markdown    blocks -> GitHub Markdown (LEDGER.md)
+  html        blocks + plots -> one HTML page, no network (ledger.html)
+  plots       matplotlib, imported only there; deterministic PNGs
+  jsonreport  the gathered dict as JSON (ledger.json)
+  stryker     perturbations as a mutation-testing-report-schema v2 report
+  outputs     generate every file in memory, write them, or check them
+"""

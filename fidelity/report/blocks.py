@@ -1,0 +1,100 @@
+"""The few shapes a ledger page is made of, shared by the Markdown and HTML renderers.
+
+Inline content is a str (plain text), Code, Strong, Link, Tag, or a tuple of
+those (concatenated). Blocks are Heading, Para, Bullets, Table, CodeBlock and
+Plot. Both renderers take the same list of blocks, so the Markdown file and the
+HTML page say the same things.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Code:
+    text: str
+
+
+@dataclass(frozen=True)
+class Strong:
+    text: str
+
+
+@dataclass(frozen=True)
+class Link:
+    text: str
+    href: str
+
+
+@dataclass(frozen=True)
+class Tag:
+    """A marked word: OBSERVED, PREDICTED ONLY, passed, failed, ... `kind` picks the HTML colour."""
+
+    text: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str
+    anchor: str
+
+
+@dataclass(frozen=True)
+class Para:
+    content: object
+
+
+@dataclass(frozen=True)
+class Bullets:
+    items: tuple
+
+
+@dataclass(frozen=True)
+class Table:
+    headers: tuple
+    rows: tuple
+    css: str = ""
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    text: str
+    lang: str = ""
+    summary: str | None = None   # collapsible under this summary line
+
+
+@dataclass(frozen=True)
+class Plot:
+    name: str
+    caption: str
+
+
+@dataclass
+class Document:
+    title: str
+    blocks: list = field(default_factory=list)
+
+    def add(self, *blocks) -> None:
+        self.blocks.extend(b for b in blocks if b is not None)
+
+
+def anchor(*parts: str) -> str:
+    """A stable HTML id from text: lower case, [a-z0-9-] only."""
+    text = "-".join(parts).lower()
+    return re.sub(r"[^a-z0-9]+", "-", text).strip("-") or "section"
+
+
+def plain(content) -> str:
+    """The inline content as plain text (for alt texts and tests)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, (Code, Strong, Tag)):
+        return content.text
+    if isinstance(content, Link):
+        return content.text
+    return "".join(plain(c) for c in content)

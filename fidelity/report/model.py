@@ -1,0 +1,471 @@
+"""Gather the ledger: one plain, JSON-safe dict from the specs, the claims, the
+evidence, the gate run and the fixtures' predictions.
+
+Every renderer (Markdown, HTML, JSON, the mutation report) reads this dict and
+nothing else, so they cannot disagree. Nothing here reads the clock: the only
+times in the ledger are the evidence records' own `recorded_at`.
+
+The rules the renderers rely on:
+- an evidence record is CURRENT when evidence.staleness finds nothing (gate file,
+  target source, fixtures and the perturbation's edits hash as recorded);
+- a gate is ACCEPTED with a current record red by its own assertion and green
+  after (the rule of fidelity.check.evidence_stage);
+- a red-to-green row is OBSERVED when it comes from an evidence record (marked
+  STALE when that record is no longer current) and PREDICTED ONLY when it comes
+  from a perturbation's `predicted` list with no record behind it. A predicted
+  reading is kept in its own column, never in the observed one.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+from fidelity.report import separation as sep
+
+SCHEMA = "fidelity.report.ledger/1"
+RED = "red_by_assertion"
+RED_OTHER = "red_other"
+SURVIVED = "survived"
+SKIPPED = "skipped"
+OBSERVED, OBSERVED_STALE, PREDICTED_ONLY = "OBSERVED", "OBSERVED, STALE", "PREDICTED ONLY"
+IMPLEMENTED = ("implemented", "deviates")
+
+
+# ---------------------------------------------------------------- small helpers
+
+def display_path(path, repo_root: Path) -> str:
+    """POSIX path relative to the repo root when inside it, else absolute."""
+    p = Path(path)
+    try:
+        return p.resolve().relative_to(Path(repo_root).resolve()).as_posix()
+    except (ValueError, OSError):
+        return p.as_posix()
+
+
+def perturbation_key(pid: str):
+    """P2 before P10; anything else after, by name."""
+    m = re.fullmatch(r"P(\d+)", pid)
+    return (0, int(m.group(1)), pid) if m else (1, 0, pid)
+
+
+def where_text(where: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in where.items())
+
+
+def first_sentence(text: str | None, limit: int = 240) -> str:
+    text = " ".join((text or "").split())
+    m = re.search(r"(?<=[.!?])\s", text)
+    out = text[: m.start()] if m else text
+    return out if len(out) <= limit else out[: limit - 3].rstrip() + "..."
+
+
+def _paper_of_equation(cat, eq: str) -> str:
+    item = cat.equations.get(eq)
+    return item.paper if item is not None else eq.split(".", 1)[0]
+
+
+# ---------------------------------------------------------------- evidence
+
+def _evidence(cat, records: list[dict], repo_root: Path, reports_dir: Path) -> list[dict]:
+    from fidelity.perturb import evidence
+    from fidelity.report.gaterun import readings_summary
+
+    out = []
+    for rec in records:
+        spec = cat.perturbations.get(rec["perturbation"])
+        reasons = ["perturbation no longer in the specs"] if spec is None else \
+            evidence.staleness(rec, repo_root, perturbation=dict(spec.data))
+        pred = rec.get("predicted")
+        versions = rec.get("versions") or {}
+        out.append({
+            "perturbation": rec["perturbation"], "gate": rec["gate"], "title": rec.get("title", ""),
+            "target": rec.get("target", ""), "outcome": rec["outcome"], "reading": rec.get("reading"),
+            "predicted": None if pred is None else {"reading": pred.get("reading"), "note": pred.get("note", "")},
+            "green_after": rec.get("green_after"), "recorded_at": rec.get("recorded_at"),
+            "versions": {k: versions.get(k) for k in ("python", "torch", "fidelity")},
+            "detail": rec.get("detail", ""), "listed": bool(rec.get("listed")),
+            "equations": sorted(rec.get("equations") or []), "gate_file": rec.get("gate_file"),
+            "fixtures": sorted(display_path(evidence.resolve(f, repo_root), repo_root)
+                               for f in (rec.get("hashes") or {}).get("fixtures") or {}),
+            "current": not reasons, "stale_reasons": reasons,
+            "path": display_path(evidence.evidence_path(reports_dir, rec["perturbation"], rec["gate"]), repo_root),
+            **readings_summary(rec.get("instances") or []),
+        })
+    return out
+
+
+def _diffs(records: list[dict], entries: list[dict]) -> dict[str, str]:
+    """perturbation -> its diff, from a current record when there is one."""
+    diffs: dict[str, str] = {}
+    for rec, e in sorted(zip(records, entries), key=lambda re_: not re_[1]["current"]):
+        if rec.get("diff") and rec["perturbation"] not in diffs:
+            diffs[rec["perturbation"]] = rec["diff"]
+    return diffs
+
+
+# ---------------------------------------------------------------- gates
+
+def _gates(cat, entries: list[dict], gate_run: dict | None, repo_root: Path) -> dict[str, dict]:
+    gates: dict[str, dict] = {}
+
+    def gate(gid: str) -> dict:
+        return gates.setdefault(gid, {"gate": gid, "file": gid.split("::", 1)[0], "equations": set(),
+                                      "run": None, "fixtures_read": set(), "rtol": None, "separations": {},
+                                      "accepted": False, "accepted_by": set(), "stale_only": False})
+
+    for row in (gate_run or {}).get("gates", []):
+        g = gate(row["gate"])
+        g["equations"].update(row.get("equations", []))
+        g["run"] = {"status": row["status"], "instances": row.get("instances"), "subjects": row.get("subjects", {}),
+                    "failed": row.get("failed", [])}
+        g["fixtures_read"].update(display_path(Path(repo_root) / f, repo_root) for f in row.get("fixtures_read", []))
+        g["rtol"] = row.get("rtol")
+        g["separations"] = dict(row.get("separations") or {})
+    for e in entries:
+        g = gate(e["gate"])
+        g["equations"].update(e["equations"])
+        if e.get("gate_file"):
+            g["file"] = e["gate_file"]
+        if e["current"]:
+            g["fixtures_read"].update(e["fixtures"])
+            if g["rtol"] is None and e.get("rtol") is not None:
+                g["rtol"] = e["rtol"]
+            if gate_run is None:
+                for name, value in e["separations"].items():
+                    g["separations"][name] = min(value, g["separations"].get(name, value))
+            if e["outcome"] == RED and e["green_after"] is True:
+                g["accepted"] = True
+                g["accepted_by"].add(e["perturbation"])
+    for g in gates.values():
+        has = [e for e in entries if e["gate"] == g["gate"]]
+        g["stale_only"] = bool(has) and not any(e["current"] for e in has)
+        g["equations"] = sorted(g["equations"])
+        g["fixtures_read"] = sorted(g["fixtures_read"])
+        g["accepted_by"] = sorted(g["accepted_by"], key=perturbation_key)
+        g["papers"] = sorted({_paper_of_equation(cat, eq) for eq in g["equations"]})
+    return dict(sorted(gates.items()))
+
+
+# ---------------------------------------------------------------- perturbations
+
+def _perturbation_status(current: list[dict], any_records: bool) -> str:
+    if not current:
+        return "stale" if any_records else "not run"
+    outcomes = {e["outcome"] for e in current}
+    if any(e["outcome"] == RED and e["green_after"] is True for e in current):
+        return "caught"
+    if RED in outcomes:
+        return "red, not green after"
+    if SURVIVED in outcomes:
+        return "survived"
+    if RED_OTHER in outcomes:
+        return "red for another reason only"
+    return "skipped"
+
+
+def _perturbations(cat, entries: list[dict], diffs: dict[str, str], repo_root: Path) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    ids = list(cat.perturbations) + [e["perturbation"] for e in entries if e["perturbation"] not in cat.perturbations]
+    for pid in sorted(dict.fromkeys(ids), key=perturbation_key):
+        item = cat.perturbations.get(pid)
+        mine = [e for e in entries if e["perturbation"] == pid]
+        current = [e for e in mine if e["current"]]
+        data = item.data if item else {}
+        caught = sorted(e["gate"] for e in current if e["outcome"] == RED and e["green_after"] is True)
+        listed = list(data.get("gates", []))
+        out[pid] = {
+            "id": pid, "in_specs": item is not None,
+            "paper": item.paper if item else None,
+            "title": data.get("title") or (mine[0]["title"] if mine else ""),
+            "target": data.get("target") or (mine[0]["target"] if mine else ""),
+            "edits": data.get("edits", []),
+            "covers": list(data.get("covers", [])),
+            "listed_gates": listed,
+            "predicted": [{"gate": p["gate"], "reading": p["reading"], "oracle": p.get("oracle"),
+                           "note": p.get("note", "")} for p in data.get("predicted", [])],
+            "defined_at": f"{display_path(item.file, repo_root)}:{item.line}" if item else None,
+            "status": _perturbation_status(current, bool(mine)),
+            "caught_by": caught,
+            "listed_not_red": sorted(g for g in listed if g not in caught and any(e["gate"] == g for e in current)),
+            "outcomes": {e["gate"]: e["outcome"] for e in sorted(current, key=lambda e: e["gate"])},
+            "stale_records": len(mine) - len(current),
+            "diff": diffs.get(pid),
+        }
+    return out
+
+
+def _red_to_green(pert: dict, entries: list[dict]) -> list[dict]:
+    rows = []
+    spec_pred = {p["gate"]: p for p in pert["predicted"]}
+    seen = set()
+    for e in sorted((e for e in entries if e["perturbation"] == pert["id"]), key=lambda e: e["gate"]):
+        seen.add(e["gate"])
+        pred = e["predicted"] or ({"reading": spec_pred[e["gate"]]["reading"], "note": spec_pred[e["gate"]]["note"]}
+                                  if e["gate"] in spec_pred else None)
+        if not (e["outcome"] in (RED, RED_OTHER) or pred is not None or e["listed"]):
+            continue
+        rows.append({"perturbation": pert["id"], "title": pert["title"], "gate": e["gate"], "outcome": e["outcome"],
+                     "observed": e["reading"] if e["outcome"] == RED else None,
+                     "predicted": None if pred is None else pred["reading"],
+                     "predicted_note": "" if pred is None else pred.get("note", ""),
+                     "green_after": e["green_after"], "when": e["recorded_at"],
+                     "basis": OBSERVED if e["current"] else OBSERVED_STALE,
+                     "stale_reasons": e["stale_reasons"], "detail": e["detail"]})
+    for gate, p in sorted(spec_pred.items()):
+        if gate in seen:
+            continue
+        rows.append({"perturbation": pert["id"], "title": pert["title"], "gate": gate, "outcome": None,
+                     "observed": None, "predicted": p["reading"], "predicted_note": p.get("note", ""),
+                     "green_after": None, "when": None, "basis": PREDICTED_ONLY, "stale_reasons": [],
+                     "detail": "no evidence record: run `fidelity perturb " + pert["id"] + "`"})
+    return rows
+
+
+# ---------------------------------------------------------------- separations
+
+def _separations(cat, gates: dict[str, dict], fixtures_dir: Path, repo_root: Path) -> list[dict]:
+    import json
+
+    from fidelity.perturb import jsonio
+
+    rows = []
+    for g in gates.values():
+        for name, value in sorted(g["separations"].items()):
+            rows.append({"gate": g["gate"], "fixture": None, "prediction": name, "field": None,
+                         "relative_distance": None, "rtol": g["rtol"], "separation": jsonio.encode_float(value),
+                         "source": "recorded by the gate", "weak": sep.is_weak(value), "readers": [g["gate"]],
+                         "description": "",
+                         "papers": g["papers"], "why_not": None})
+    paths = sorted(Path(fixtures_dir).glob("*.json")) if Path(fixtures_dir).is_dir() else []
+    for path in paths:
+        try:
+            fixture = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(fixture, dict) or "id" not in fixture:
+            continue
+        rel = display_path(path, repo_root)
+        readers = [g for g in gates.values() if rel in g["fixtures_read"]]
+        papers = sorted({_paper_of_equation(cat, eq) for eq in fixture.get("equations", [])})
+        for p in sep.fixture_predictions(fixture):
+            rel = p["relative_distance"]
+            row = {"fixture": fixture["id"], "prediction": p["prediction"], "field": p["field"],
+                   "description": first_sentence(p["description"], 160),
+                   "relative_distance": jsonio.encode_float(rel), "papers": papers,
+                   "readers": [g["gate"] for g in readers], "gate": None, "rtol": None, "separation": None,
+                   "weak": None, "source": "not computed", "why_not": None}
+            with_rtol = [g for g in readers if g["rtol"] is not None]
+            if rel is None:
+                row["why_not"] = "the prediction and the expected value differ in shape"
+            elif rel == 0:
+                row.update(separation=0.0, weak=True, source="distance 0: no tolerance separates it")
+            elif with_rtol:
+                weakest = max(with_rtol, key=lambda g: (g["rtol"], g["gate"]))  # the loosest tolerance
+                s = sep.in_tolerances(rel, weakest["rtol"])
+                row.update(gate=weakest["gate"], rtol=weakest["rtol"], separation=jsonio.encode_float(s),
+                           weak=sep.is_weak(s), source="fixture prediction / the loosest reading gate's rtol")
+            elif readers:
+                row["why_not"] = "no gate reading this fixture records its tolerance (a reading named 'rtol')"
+            else:
+                row["why_not"] = "no gate run or evidence record shows a gate reading this fixture"
+            rows.append(row)
+    return rows
+
+
+# ---------------------------------------------------------------- subject matrix
+
+def _strip_skip(reason: str) -> str:
+    """'Skipped: not run: no CUDA device' -> 'no CUDA device'."""
+    return re.sub(r"^(Skipped:\s*)?(not run:\s*)?", "", reason) or reason
+
+
+def _subject_matrix(cat, paper: str, gates: dict[str, dict], gate_run: dict | None, note: str) -> dict:
+    if gate_run is None:
+        return {"note": note, "subjects": [], "rows": []}
+    names = {s["name"] for s in gate_run.get("subjects", [])}
+    for g in gates.values():
+        if g["run"]:
+            names.update(g["run"]["subjects"])
+    subjects = sorted(names)
+    unavailable = {s["name"]: s.get("reason") for s in gate_run.get("subjects", []) if not s.get("available", True)}
+    rows = []
+    for eq in cat.equations_of(paper):
+        covering = [g for g in gates.values() if eq.id in g["equations"] and g["run"]]
+        if not covering and eq.data["status"] not in IMPLEMENTED:
+            continue
+        cells = {}
+        for s in subjects:
+            if not covering:
+                cells[s] = {"status": "no gate", "passed": 0, "failed": 0, "not_run": 0, "reasons": []}
+                continue
+            runs = [g["run"]["subjects"][s] for g in covering if s in g["run"]["subjects"]]
+            reasons = sorted({_strip_skip(r) for r in (x for run in runs for x in run.get("not_run_reasons", []))})
+            passed = sum(1 for r in runs if r["status"] == "passed")
+            failed = sum(1 for r in runs if r["status"] == "failed")
+            not_run = len(covering) - passed - failed
+            if not runs:
+                reasons = [f"subject unavailable: {unavailable[s]}" if unavailable.get(s) else
+                           "no gate of this equation runs this subject (it does not provide the mechanism)"]
+            status = "failed" if failed else "passed" if passed else "not run"
+            cells[s] = {"status": status, "passed": passed, "failed": failed, "not_run": not_run, "reasons": reasons}
+        rows.append({"equation": eq.id, "status": eq.data["status"], "gates": [g["gate"] for g in covering],
+                     "cells": cells})
+    return {"note": note, "subjects": subjects, "rows": rows}
+
+
+# ---------------------------------------------------------------- one paper
+
+def _provenance(item, repo_root: Path) -> dict:
+    d = item.data
+    return {"arxiv": d["arxiv"], "version": d["version"], "url": f"https://arxiv.org/abs/{d['arxiv']}{d['version']}",
+            "title": d["title"], "authors": list(d["authors"]), "read_date": d["read"]["date"],
+            "read_where": list(d["read"]["where"]), "author_code": dict(d["author_code"]),
+            "notes": " ".join((d.get("notes") or "").split()),
+            "defined_at": f"{display_path(item.file, repo_root)}:{item.line}"}
+
+
+def _equation_rows(cat, paper: str, gates: dict[str, dict], repo_root: Path) -> list[dict]:
+    rows = []
+    for eq in cat.equations_of(paper):
+        d = eq.data
+        covering = [g for g in gates.values() if eq.id in g["equations"]]
+        accepted = [g["gate"] for g in covering if g["accepted"]]
+        rows.append({"id": eq.id, "title": d["title"], "where": dict(d["where"]), "where_text": where_text(d["where"]),
+                     "tier": d["tier"], "status": d["status"], "code": list(d.get("code", [])),
+                     "gates": [g["gate"] for g in covering], "accepted_gates": accepted,
+                     "accepted_by": sorted({p for g in covering if g["accepted"] for p in g["accepted_by"]},
+                                           key=perturbation_key),
+                     "accepted": bool(accepted), "deltas": [dict(x) for x in d.get("deltas", [])],
+                     "provenance": list(d.get("provenance", [])), "notes": " ".join((d.get("notes") or "").split()),
+                     "defined_at": f"{display_path(eq.file, repo_root)}:{eq.line}"})
+    return rows
+
+
+def _claim_ledger(prov: dict, equations: list[dict], claims: list[dict], gates: dict[str, dict],
+                  entries: list[dict], paper: str, gate_run: dict | None) -> dict:
+    sources = Counter()
+    verdicts: dict[str, Counter] = {}
+    for c in claims:
+        f = c["source"].split(" ", 1)[0]
+        sources[f] += 1
+        verdicts.setdefault(f, Counter())[c["verdict"]] += 1
+    measured = []
+    for g in gates.values():
+        if paper not in g["papers"] or not g["accepted"]:
+            continue
+        runs = [{"perturbation": e["perturbation"], "recorded_at": e["recorded_at"], "reading": e["reading"],
+                 "versions": e["versions"]}
+                for e in entries if e["gate"] == g["gate"] and e["current"] and e["outcome"] == RED
+                and e["green_after"] is True]
+        measured.append({"gate": g["gate"], "equations": [q for q in g["equations"] if q.split(".")[0] == paper]
+                         or g["equations"], "runs": sorted(runs, key=lambda r: perturbation_key(r["perturbation"])),
+                         "gate_run": g["run"]["status"] if g["run"] else None})
+    measured_eqs = {e["id"] for e in equations if e["accepted"]}
+    return {
+        "sourced": {
+            "paper": f"arXiv:{prov['arxiv']}{prov['version']}, read {prov['read_date']}",
+            "read_where": prov["read_where"], "author_code": prov["author_code"],
+            "tier_a": [{"id": e["id"], "provenance": e["provenance"]} for e in equations if e["tier"] == "a"],
+            "claim_sources": [{"file": f, "claims": n, **{k: verdicts[f].get(k, 0) for k in
+                                                         ("confirmed", "refuted", "unchecked", "error")}}
+                              for f, n in sorted(sources.items())],
+        },
+        "measured": measured,
+        "gate_run": None if gate_run is None else {"environment": gate_run.get("environment", {}),
+                                                   "returncode": gate_run.get("returncode")},
+        "transcription": [{"id": e["id"], "title": e["title"], "status": e["status"],
+                           "measured": e["id"] in measured_eqs}
+                          for e in equations if e["tier"] == "b" and e["status"] in IMPLEMENTED],
+        "ours": [{"id": e["id"], "title": e["title"], "status": e["status"], "measured": e["id"] in measured_eqs}
+                 for e in equations if e["tier"] == "c" and e["status"] in IMPLEMENTED],
+        "not_claimed": [{"id": e["id"], "title": e["title"], "tier": e["tier"], "why": first_sentence(e["notes"])}
+                        for e in equations if e["status"] == "not-implemented"],
+    }
+
+
+def _paper(cat, item, *, gates, perts, entries, claims, separations, gate_run, gates_note, repo_root) -> dict:
+    paper = item.id
+    prov = _provenance(item, repo_root)
+    equations = _equation_rows(cat, paper, gates, repo_root)
+    mine = [p for p in perts.values() if p["paper"] == paper]
+    my_claims = [c for c in claims if c["paper"] == paper]
+    deltas = [{"equation": e["id"], "status": e["status"], **d} for e in equations for d in e["deltas"]]
+    blind = [p for p in mine if p["status"] in ("survived", "red for another reason only", "skipped",
+                                                "red, not green after") or p["listed_not_red"]]
+    return {
+        "id": paper, "provenance": prov, "equations": equations, "deltas": deltas,
+        "deviates_without_delta": [e["id"] for e in equations if e["status"] == "deviates" and not e["deltas"]],
+        "claims": my_claims,
+        "perturbations": [p["id"] for p in mine],
+        "red_to_green": [r for p in mine for r in _red_to_green(p, entries)],
+        "blind_spots": [{"perturbation": p["id"], "title": p["title"], "status": p["status"],
+                         "caught_by": p["caught_by"], "listed_not_red": p["listed_not_red"],
+                         "outcomes": p["outcomes"], "diff": p["diff"]} for p in blind],
+        "not_observed": [{"perturbation": p["id"], "title": p["title"], "status": p["status"]}
+                         for p in mine if p["status"] in ("not run", "stale")],
+        "separations": [s for s in separations if paper in s["papers"]],
+        "claim_ledger": _claim_ledger(prov, equations, my_claims, gates, entries, paper, gate_run),
+        "subject_matrix": _subject_matrix(cat, paper, gates, gate_run, gates_note),
+    }
+
+
+def _summary(papers: list[dict], gates: dict[str, dict]) -> list[dict]:
+    out = []
+    for p in papers:
+        status = Counter(e["status"] for e in p["equations"])
+        verdict = Counter(c["verdict"] for c in p["claims"])
+        mine = [g for g in gates.values() if p["id"] in g["papers"]]
+        implemented = [e for e in p["equations"] if e["status"] in IMPLEMENTED]
+        out.append({"paper": p["id"], "title": p["provenance"]["title"],
+                    "equations": len(p["equations"]), "implemented": status.get("implemented", 0),
+                    "deviates": status.get("deviates", 0), "not_implemented": status.get("not-implemented", 0),
+                    "implemented_accepted": sum(1 for e in implemented if e["accepted"]),
+                    "gates": len(mine), "gates_accepted": sum(1 for g in mine if g["accepted"]),
+                    "claims_confirmed": verdict.get("confirmed", 0), "claims_refuted": verdict.get("refuted", 0),
+                    "claims_unchecked": verdict.get("unchecked", 0) + verdict.get("error", 0),
+                    "perturbations": len(p["perturbations"]), "blind_spots": len(p["blind_spots"]),
+                    "weak": sum(1 for s in p["separations"] if s["weak"])})
+    return out
+
+
+# ---------------------------------------------------------------- entry point
+
+def gather(cat, *, repo_root: Path, reports_dir: Path, fixtures_dir: Path, gate_run: dict | None = None,
+           gates_note: str = "not run: --no-gates") -> dict:
+    """The whole ledger as a JSON-safe dict (see the module docstring for the rules)."""
+    from fidelity.claims import check_claims
+    from fidelity.perturb import evidence
+
+    repo_root, reports_dir, fixtures_dir = Path(repo_root), Path(reports_dir), Path(fixtures_dir)
+    records = evidence.load_all(reports_dir)
+    entries = _evidence(cat, records, repo_root, reports_dir)
+    diffs = _diffs(records, entries)
+    gates = _gates(cat, entries, gate_run, repo_root)
+    perts = _perturbations(cat, entries, diffs, repo_root)
+    claims = check_claims(cat)
+    separations = _separations(cat, gates, fixtures_dir, repo_root)
+    papers = [_paper(cat, item, gates=gates, perts=perts, entries=entries, claims=claims, separations=separations,
+                     gate_run=gate_run, gates_note=gates_note, repo_root=repo_root)
+              for item in cat.papers.values()]
+    gate_info = None
+    if gate_run is not None:
+        gate_info = {"environment": gate_run.get("environment", {}), "returncode": gate_run.get("returncode"),
+                     "collect_errors": len(gate_run.get("collect_errors", [])),
+                     "subjects": gate_run.get("subjects", [])}
+    return {
+        "schema": SCHEMA,
+        "inputs": {"specs": [display_path(f, repo_root) for f in cat.files],
+                   "evidence_dir": display_path(reports_dir / evidence.EVIDENCE_DIR, repo_root),
+                   "evidence_records": len(records),
+                   "current_records": sum(1 for e in entries if e["current"]),
+                   "fixtures_dir": display_path(fixtures_dir, repo_root),
+                   "gates": gates_note, "gate_run": gate_info},
+        "summary": _summary(papers, gates),
+        "papers": papers,
+        "gates": gates,
+        "perturbations": perts,
+        "outside_specs": [p["id"] for p in perts.values() if not p["in_specs"]],
+        "evidence": entries,
+        "separations": separations,
+    }

@@ -1,0 +1,258 @@
+"""The ledger's plots, as PNG bytes: deterministic, drawn only when asked.
+
+matplotlib is imported inside `draw_all` and nowhere else, so `fidelity --help`
+and the Markdown ledger never pay for it. Figures are built with the
+object-oriented API (no pyplot, no global state), rendered by Agg, and saved
+with the "Software" metadata removed so the same data gives the same bytes.
+
+The data behind each plot is computed by the *_series functions (no matplotlib),
+so it can be checked on its own:
+- sinkhorn_series: for each sinkhorn fixture and each of its logits inputs, the
+  oracle's trajectory M(0..t_max) (mpmath, 60 digits) and max |M(t) - limit|;
+- composite_series: fixture mhc.composite_perturbed's distance ||H^T - J/n||_2
+  against T, and its predictions for a composite taken once;
+- matrix_series: gates x perturbations, one outcome code per cell;
+- separation_series: every computed separation.
+"""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+NAMES = ("sinkhorn_error", "composite_distance", "gate_matrix", "separation")
+FLOOR = 1e-45   # where an error of exactly zero is drawn on a log axis
+
+
+# ---------------------------------------------------------------- data
+
+def _load(path: Path) -> dict | None:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def sinkhorn_series(fixtures_dir: Path) -> list[dict]:
+    """[{fixture, input, t: [1..t_max], error: [float]}] for every sinkhorn.* fixture with a limit."""
+    from fidelity.oracles import sinkhorn as sk
+    from fidelity.oracles._precision import mp, precision
+
+    out = []
+    for path in sorted(Path(fixtures_dir).glob("sinkhorn.*.json")):
+        fx = _load(path)
+        if not fx or "limit" not in fx.get("expected", {}):
+            continue
+        t_max = int(fx.get("params", {}).get("t_max", sk.T_MAX))
+        for key, raw in sorted(fx.get("inputs", {}).items()):
+            if not key.startswith("logits"):
+                continue
+            logits = raw["exact"] if isinstance(raw, dict) and "exact" in raw else raw
+            traj = sk.sinkhorn(logits, t_max=t_max, trajectory=True)
+            with precision():
+                limit = [[mp(x) for x in row] for row in fx["expected"]["limit"]["digits"]]
+                errors = [float(max(abs(a - b) for ra, rb in zip(M, limit) for a, b in zip(ra, rb))) for M in traj]
+            # from t = 1: M(0) = exp(logits) is not normalised at all, its "error" says nothing
+            out.append({"fixture": fx["id"], "input": key, "t": list(range(1, len(traj))),
+                        "error": [e if e > 0 else 0.0 for e in errors[1:]]})
+    return out
+
+
+def composite_series(fixtures_dir: Path) -> dict | None:
+    fx = _load(Path(fixtures_dir) / "mhc.composite_perturbed.json")
+    if not fx:
+        return None
+    T = fx["inputs"]["T"]
+    series = {}
+    for key, entry in sorted(fx["expected"].items()):
+        if isinstance(entry, dict) and "distance" in entry:
+            series[key] = [float(x) for x in entry["distance"]["digits"]]
+    predictions = {}
+    for name, p in sorted(fx.get("predictions", {}).items()):
+        if p.get("field", "").endswith(".distance") and "digits" in p:
+            predictions[name] = {"field": p["field"], "values": [float(x) for x in p["digits"]]}
+    return {"T": T, "distance": series, "predictions": predictions}
+
+
+MATRIX_CODES = {
+    "caught": ("R", "red by assertion, green after"),
+    "red_not_green": ("r", "red by assertion, NOT green after"),
+    "red_other": ("O", "red for another reason"),
+    "survived": ("S", "survived"),
+    "skipped": ("K", "skipped"),
+    "stale": ("x", "stale record only"),
+    "predicted": ("P", "predicted only (no run)"),
+}
+
+
+def matrix_series(ledger: dict) -> dict:
+    """{"gates": [...], "perturbations": [...], "cells": {gate: {pid: code}}} from the ledger."""
+    from fidelity.report.model import perturbation_key
+
+    cells: dict[str, dict[str, str]] = {}
+    for e in ledger["evidence"]:
+        row = cells.setdefault(e["gate"], {})
+        if not e["current"]:
+            row.setdefault(e["perturbation"], "stale")
+            continue
+        if e["outcome"] == "red_by_assertion":
+            code = "caught" if e["green_after"] is True else "red_not_green"
+        else:
+            code = e["outcome"]
+        row[e["perturbation"]] = code
+    for p in ledger["perturbations"].values():
+        for pred in p["predicted"]:
+            cells.setdefault(pred["gate"], {}).setdefault(p["id"], "predicted")
+    gates = sorted(cells)
+    perts = sorted({pid for row in cells.values() for pid in row}, key=perturbation_key)
+    return {"gates": gates, "perturbations": perts, "cells": cells}
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def separation_series(ledger: dict) -> list[dict]:
+    from fidelity.perturb import jsonio
+
+    rows = []
+    for r in ledger["separations"]:
+        if r["separation"] is None:
+            continue
+        if r["fixture"]:
+            label = f"{r['fixture']}: {r['prediction']}" + (f" [{r['field']}]" if r["field"] else "")
+        else:  # a gate's own reading: the test function's name is enough to find it
+            label = f"{_clip(r['gate'].split('::')[-1], 60)}: {r['prediction']}"
+        rows.append({"label": label, "separation": jsonio.decode_float(r["separation"])})
+    return sorted(rows, key=lambda r: r["label"])
+
+
+# ---------------------------------------------------------------- drawing
+
+def _png(fig) -> bytes:
+    """Render with Agg (attached to this figure only; no global backend switch), no timestamp or software tag."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def _sinkhorn(series: list[dict]):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, 4.8))
+    ax = fig.add_subplot()
+    for s in series:
+        ax.semilogy(s["t"], [max(e, FLOOR) for e in s["error"]], marker="o", markersize=3,
+                    label=f"{s['fixture']} ({s['input']})")
+    ax.axhline(2.0 ** -23, color="0.45", linestyle=":", linewidth=1)
+    ax.axhline(2.0 ** -52, color="0.45", linestyle="--", linewidth=1)
+    ax.text(0.2, 2.0 ** -23 * 2, "eps(float32)", fontsize=8, color="0.35")
+    ax.text(0.2, 2.0 ** -52 * 2, "eps(float64)", fontsize=8, color="0.35")
+    ax.set_xlabel("iteration t (one column then one row normalisation)")
+    ax.set_ylabel("max |M(t) - limit|  (oracle, 60 digits)")
+    ax.set_title("Sinkhorn-Knopp error against iteration (the floor near 1e-40 is the fixtures' 40 stored digits)",
+                 fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def _composite(data: dict):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, 4.5))
+    ax = fig.add_subplot()
+    for key, values in data["distance"].items():
+        ax.semilogy(data["T"], values, marker="o", markersize=4, label=f"{key}: ||H^T - J/n||_2 (oracle)")
+    for name, p in data["predictions"].items():
+        ax.semilogy(data["T"], p["values"], linestyle="--", linewidth=1.2,
+                    label=f"prediction {name} (not an observation)")
+    ax.set_xlabel("T (layers composed)")
+    ax.set_ylabel("spectral distance to J/n")
+    ax.set_title("mhc.composite_perturbed: the composite's distance to J/n against T")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+_MATRIX_COLOURS = {"caught": "#c0392b", "red_not_green": "#e8897f", "red_other": "#e59866", "survived": "#5d6d7e",
+                   "skipped": "#d5dbe1", "stale": "#f7dc6f", "predicted": "#d7cdf5"}
+
+
+def _matrix(data: dict):
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch, Rectangle
+
+    gates, perts = data["gates"], data["perturbations"]
+    height = max(2.8, 0.32 * len(gates) + 1.8)
+    width = max(6.0, 0.55 * len(perts) + 0.07 * max(len(g) for g in gates) + 2.0)
+    fig = Figure(figsize=(min(width, 18), min(height, 40)))
+    ax = fig.add_subplot()
+    for i, g in enumerate(gates):
+        for j, pid in enumerate(perts):
+            code = data["cells"][g].get(pid)
+            if code is None:
+                ax.add_patch(Rectangle((j, i), 1, 1, facecolor="white", edgecolor="#e5e8ec", linewidth=0.5))
+                continue
+            ax.add_patch(Rectangle((j, i), 1, 1, facecolor=_MATRIX_COLOURS[code], edgecolor="white", linewidth=1,
+                                   hatch="//" if code in ("stale", "predicted") else None))
+            ax.text(j + 0.5, i + 0.5, MATRIX_CODES[code][0], ha="center", va="center", fontsize=8,
+                    color="white" if code in ("caught", "survived") else "black")
+    ax.set_xlim(0, len(perts))
+    ax.set_ylim(len(gates), 0)
+    ax.set_xticks([j + 0.5 for j in range(len(perts))], perts, fontsize=8)
+    ax.set_yticks([i + 0.5 for i in range(len(gates))], [g.split("/")[-1] for g in gates], fontsize=7)
+    ax.tick_params(length=0)
+    ax.set_title("gates x perturbations: outcome of the evidence")
+    handles = [Patch(facecolor=_MATRIX_COLOURS[k], label=f"{c}: {text}") for k, (c, text) in MATRIX_CODES.items()]
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    return fig
+
+
+def _separation(rows: list[dict]):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, max(2.5, 0.3 * len(rows) + 1.5)))
+    ax = fig.add_subplot()
+    values = [max(r["separation"], 1e-3) for r in rows]
+    colours = ["#c0392b" if r["separation"] < 10 else "#27864a" for r in rows]
+    ax.barh(range(len(rows)), values, color=colours)
+    ax.set_xscale("log")
+    ax.axvline(10, color="black", linestyle="--", linewidth=1)
+    ax.set_yticks(range(len(rows)), [r["label"] for r in rows], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("separation (tolerances); under 10 (dashed) is weak")
+    ax.set_title("separation margins")
+    fig.tight_layout()
+    return fig
+
+
+def draw_all(ledger: dict, fixtures_dir: Path) -> tuple[dict, str | None]:
+    """({name: PNG bytes, or a str saying why that plot is not drawn}, why no plot at all or None)."""
+    try:
+        import matplotlib
+    except ImportError:
+        return {}, "plots unavailable: matplotlib is not installed (pip install matplotlib)"
+    out: dict[str, bytes | str] = {}
+    rc = {"font.family": "DejaVu Sans", "svg.hashsalt": "fidelity", "figure.max_open_warning": 0,
+          "path.simplify": False}
+    with matplotlib.rc_context(rc):
+        series = sinkhorn_series(fixtures_dir)
+        out["sinkhorn_error"] = _png(_sinkhorn(series)) if series else "no sinkhorn fixture with a limit"
+        comp = composite_series(fixtures_dir)
+        out["composite_distance"] = _png(_composite(comp)) if comp and comp["distance"] else \
+            "fixture mhc.composite_perturbed not found"
+        matrix = matrix_series(ledger)
+        out["gate_matrix"] = _png(_matrix(matrix)) if matrix["gates"] else \
+            "no evidence records and no predicted readings yet: run `fidelity perturb --all`"
+        seps = separation_series(ledger)
+        out["separation"] = _png(_separation(seps)) if seps else \
+            "not computed: no gate states its tolerance (a reading named 'rtol') or records a separation"
+    return out, None

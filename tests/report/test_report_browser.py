@@ -1,0 +1,139 @@
+"""ledger.html in a real browser (headless Chromium): its tables and images are there, the images
+decode under the page's own Content-Security-Policy, and the page requests nothing from the network.
+
+Skipped, with the reason, when Chromium is not installed. CI installs it with:
+    apt-get install -y chromium
+
+The network check reads Chromium's net log (--log-net-log). Chromium's own background
+traffic (updates, time, accounts) is there too, so only requests whose network isolation
+key is the page's own (file://) count. A probe page with one http:// image proves the
+check can see a request at all (host resolution is mapped to NOTFOUND: nothing leaves).
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from fidelity.report import html as html_page
+from fidelity.report import outputs
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (CI: apt-get install -y chromium)")
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-extensions",
+         '--host-resolver-rules=MAP * ~NOTFOUND']
+
+
+class _Dom(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags: dict[str, int] = {}
+        self.imgs: list[dict] = []
+        self.ids: set[str] = set()
+        self.text: list[str] = []
+        self.body: dict = {}
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags[tag] = self.tags.get(tag, 0) + 1
+        if tag == "img":
+            self.imgs.append(a)
+        if tag == "body":
+            self.body = a
+        if "id" in a:
+            self.ids.add(a["id"])
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def chromium(args: list[str], url: str, tmp: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp / 'profile'}", *args, url],
+                          capture_output=True, text=True, timeout=180)
+
+
+def page_requests(netlog: Path) -> list[str]:
+    """URLs the page itself asked for (requests isolated under its file:// top frame), except file: and data:."""
+    log = json.loads(netlog.read_text())
+    start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    urls = []
+    for e in log["events"]:
+        p = e.get("params") or {}
+        if e["type"] == start and "file://" in str(p.get("network_isolation_key", "")):
+            if not str(p.get("url", "")).startswith(("file:", "data:")):
+                urls.append(p["url"])
+    return urls
+
+
+@pytest.fixture
+def page(toy, tmp_path) -> Path:
+    toy.standard_evidence()
+    opts = outputs.Options(repo_root=toy.root, reports_dir=toy.reports, out_dir=tmp_path / "out",
+                           fixtures_dir=REPO / "fixtures", gates="none", html=True)
+    files, _ = outputs.generate(toy.catalogue(), opts)
+    outputs.write(files, tmp_path / "out")
+    return tmp_path / "out" / "ledger.html"
+
+
+def test_the_probe_shows_that_a_network_request_would_be_seen(tmp_path):
+    probe = tmp_path / "probe.html"
+    probe.write_text('<!DOCTYPE html><html><body><img src="http://fidelity-probe.invalid/x.png"></body></html>')
+    netlog = tmp_path / "probe.netlog.json"
+    proc = chromium([f"--log-net-log={netlog}", "--dump-dom"], probe.as_uri(), tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert page_requests(netlog) == ["http://fidelity-probe.invalid/x.png"]
+
+
+def test_ledger_page_requests_nothing_from_the_network(page, tmp_path):
+    netlog = tmp_path / "page.netlog.json"
+    proc = chromium([f"--log-net-log={netlog}", "--dump-dom"], page.as_uri(), tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert page_requests(netlog) == []
+    dom = _Dom()
+    dom.feed(proc.stdout)
+    # summary, equations, deltas, claims, unchecked claims, red to green: all parsed and in the DOM
+    assert dom.tags.get("table", 0) == page.read_text().count("<table") >= 6
+    assert {"paper-toy", "toy-red-to-green", "toy-weak-gates", "toy-claim-ledger", "plots"} <= dom.ids
+    text = " ".join(dom.text)
+    assert "PREDICTED ONLY" in text and "OBSERVED" in text
+    if importlib.util.find_spec("matplotlib") is None:
+        assert "plots unavailable" in text
+    else:
+        assert len(dom.imgs) == 4 and all(i["src"].startswith("data:image/png;base64,") for i in dom.imgs)
+
+
+def test_images_decode_under_the_pages_own_policy(page, tmp_path):
+    pytest.importorskip("matplotlib")
+    # A copy that may run one inline script (and nothing more: the page's img-src data: stays in force)
+    # to write each image's decoded size into the DOM.
+    text = page.read_text()
+    assert html_page.CSP in text
+    probe = text.replace(html_page.CSP, html_page.CSP + "; script-src 'unsafe-inline'").replace(
+        "</body>", "<script>window.addEventListener('load', () => { for (const i of document.images) "
+                   "i.setAttribute('data-natural', i.naturalWidth + 'x' + i.naturalHeight); "
+                   "document.body.setAttribute('data-loaded', 'yes'); });</script></body>")
+    copy = tmp_path / "decode.html"
+    copy.write_text(probe)
+    proc = chromium(["--virtual-time-budget=10000", "--dump-dom"], copy.as_uri(), tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(proc.stdout)
+    assert dom.body.get("data-loaded") == "yes"
+    sizes = [i.get("data-natural") for i in dom.imgs]
+    assert len(sizes) == 4 and all(s and s != "0x0" for s in sizes), sizes
+
+
+def test_screenshot(page, tmp_path):
+    shot = tmp_path / "ledger.png"
+    proc = chromium([f"--screenshot={shot}", "--window-size=1400,3000"], page.as_uri(), tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = shot.read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) > 20_000

@@ -1,0 +1,249 @@
+"""Markdown and HTML say the same things; the same inputs give the same bytes; --check catches a stale
+LEDGER.md; matplotlib stays out of `fidelity --help` and of the Markdown ledger."""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ledger_toy import G_DOUBLE, gate_run_record
+
+from fidelity.report import document, html, markdown, model, outputs
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def ledger_of(toy, gate_run=None, note="not run: --no-gates"):
+    return model.gather(toy.catalogue(), repo_root=toy.root, reports_dir=toy.reports, fixtures_dir=toy.fixtures,
+                        gate_run=gate_run, gates_note=note)
+
+
+def md_table(text: str, heading: str) -> list[list[str]]:
+    """The first table after `heading`, as rows of cells (header first)."""
+    part = text.split(heading, 1)[1]
+    block = []
+    for line in part.splitlines()[1:]:
+        if line.startswith("|"):
+            block.append(line)
+        elif block:
+            break
+    return [[c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]] for row in block if not row.startswith("| ---")]
+
+
+def test_markdown_red_to_green_rows_say_observed_or_predicted_only(toy):
+    toy.standard_evidence()
+    text = markdown.render(document.build(ledger_of(toy)))
+    table = md_table(text, "### Red to green")
+    header, rows = table[0], table[1:]
+    assert header == ["perturbation", "gate", "outcome", "observed red reading", "predicted reading", "green after",
+                      "when", "basis"]
+    by = {(r[0].split("`")[1], r[1].strip("`")): dict(zip(header, r)) for r in rows}
+    p1 = by[("P1", "test_toy.py::test_double")]
+    assert p1["observed red reading"] == "0.5000001" and p1["predicted reading"] == "0.5"
+    assert p1["basis"] == "**OBSERVED**" and p1["when"] == "2026-11-29T10:00:00Z"
+    p3 = next(v for k, v in by.items() if k[0] == "P3")
+    assert p3["basis"] == "**PREDICTED ONLY**" and p3["observed red reading"] == "—" and p3["when"] == "—"
+    p4 = next(v for k, v in by.items() if k[0] == "P4")
+    assert p4["basis"] == "**OBSERVED, STALE**"
+    for row in by.values():
+        if "PREDICTED ONLY" in row["basis"]:
+            assert row["observed red reading"] == "—"
+
+
+def test_markdown_has_every_part_of_a_paper(toy):
+    toy.standard_evidence()
+    text = markdown.render(document.build(ledger_of(toy, gate_run_record(), "recorded run")))
+    for heading in ("## A toy paper (toy)", "### Provenance", "### Equations", "### Deltas", "### Claims",
+                    "### Subject matrix", "### Red to green", "### Blind spots", "### Weak gates",
+                    "### Claim ledger", "#### Sourced (an external document named)",
+                    "#### Measured (by which gate, in which run)",
+                    "#### Transcription (tier b, no executable reference)",
+                    "#### Not claimed (status not-implemented)"):
+        assert heading in text, heading
+    assert "[2501.00001v2](https://arxiv.org/abs/2501.00001v2)" in text
+    assert "```diff" in text and "+    return x + 1.0" in text                  # the survivor's diff
+    assert "**WEAK**" in text and "**refuted**" in text and "27.12" in text
+    matrix = md_table(text, "### Subject matrix")
+    assert matrix[0] == ["equation", "torch", "triton"]
+    row = {r[0]: r for r in matrix[1:]}["`toy.eq1`"]
+    assert row[1].startswith("**passed**") and row[2] == "**not run**"
+    assert "`triton`: subject triton not run: triton is not installed" in text
+
+
+def test_no_gates_is_said_in_the_markdown(toy):
+    text = markdown.render(document.build(ledger_of(toy)))
+    assert "Equations x subjects: **not run: --no-gates**." in text
+
+
+def test_markdown_escapes_what_would_break_a_table():
+    doc = document.Document("t")
+    doc.add(document.Table(("a", "b"), (("x | y", document.Code("p|q")),)))
+    line = markdown.render(doc).splitlines()[2]
+    assert line == "| x \\| y | `p\\|q` |"
+
+
+def test_html_is_self_contained(toy):
+    toy.standard_evidence()
+    ledger = ledger_of(toy)
+    page = html.render(document.build(ledger), {"sinkhorn_error": b"\x89PNG fake"}, None)
+    assert page.startswith("<!DOCTYPE html>")
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    refs = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', page)
+    external = [r for r in refs if not (r.startswith("#") or r.startswith("data:"))]
+    assert external == ["https://arxiv.org/abs/2501.00001v2"]            # plain links to arXiv only
+    assert "<script" not in page and "<link" not in page and "@import" not in page and "url(" not in page
+    assert 'src="data:image/png;base64,' in page
+    assert page.count('<span class="tag predicted">PREDICTED ONLY</span>') == 1
+    assert "plot not drawn" in page                                       # the other three plots
+
+
+def test_html_says_plots_unavailable_without_matplotlib(toy):
+    page = html.render(document.build(ledger_of(toy)), {}, "plots unavailable: matplotlib is not installed")
+    assert page.count("plots unavailable: matplotlib is not installed") == len(document.PLOTS)
+    assert "<img" not in page
+
+
+def test_plots_unavailable_when_matplotlib_cannot_be_imported(toy, monkeypatch):
+    from fidelity.report import plots
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)                   # import matplotlib -> ImportError
+    drawn, why = plots.draw_all(ledger_of(toy), toy.fixtures)
+    assert drawn == {} and why.startswith("plots unavailable: matplotlib is not installed")
+
+
+def options(toy, out: Path, html_too: bool = True) -> outputs.Options:
+    return outputs.Options(repo_root=toy.root, reports_dir=toy.reports, out_dir=out, fixtures_dir=REPO / "fixtures",
+                           gates="none", html=html_too)
+
+
+def test_same_inputs_give_the_same_bytes(toy, tmp_path):
+    pytest.importorskip("matplotlib")
+    toy.standard_evidence()
+    first, _ = outputs.generate(toy.catalogue(), options(toy, tmp_path))
+    second, _ = outputs.generate(toy.catalogue(), options(toy, tmp_path))
+    assert set(first) == {"LEDGER.md", "ledger.json", "mutation-report.json", "ledger.html"}
+    for name in first:
+        assert first[name] == second[name], name
+    assert first["ledger.html"].count('src="data:image/png;base64,') == 4  # every plot has data here
+    assert "tEXtSoftware" not in first["ledger.html"]
+
+
+def test_png_bytes_are_deterministic_and_carry_no_software_tag(toy):
+    pytest.importorskip("matplotlib")
+    from fidelity.report import plots
+
+    toy.standard_evidence()
+    ledger = ledger_of(toy)
+    a, _ = plots.draw_all(ledger, REPO / "fixtures")
+    b, _ = plots.draw_all(ledger, REPO / "fixtures")
+    for name in ("sinkhorn_error", "composite_distance", "gate_matrix"):
+        assert isinstance(a[name], bytes) and a[name] == b[name], name
+        assert a[name].startswith(b"\x89PNG") and b"Software" not in a[name] and b"matplotlib" not in a[name]
+    assert isinstance(a["separation"], bytes)                               # toy P1 recorded rtol: a separation
+
+
+def _cli(argv: list[str]) -> int:
+    from fidelity.commands import report_cmd
+
+    parser = argparse.ArgumentParser(prog="fidelity")
+    sub = parser.add_subparsers(dest="verb")
+    report_cmd.add_parser(sub)
+    args = parser.parse_args(["report", *argv])
+    return args.run(args)
+
+
+def test_check_passes_after_report_and_names_a_stale_ledger(toy, tmp_path, capsys, monkeypatch):
+    from fidelity.commands import report_cmd
+
+    monkeypatch.setattr(report_cmd, "REPO_ROOT", toy.root)
+    toy.standard_evidence()
+    out = tmp_path / "out"
+    common = ["--specs", str(toy.specs), "--reports", str(toy.reports), "--out", str(out),
+              "--fixtures", str(toy.fixtures), "--no-gates"]
+    assert _cli([*common, "--check"]) == 1                                   # nothing written yet
+    assert "LEDGER.md differs" in capsys.readouterr().err
+    assert _cli([*common, "--no-html"]) == 0
+    written = {p.name for p in out.iterdir()}
+    assert written == {"LEDGER.md", "ledger.json", "mutation-report.json"}
+    capsys.readouterr()
+    assert _cli([*common, "--check"]) == 0
+    ledger = out / "LEDGER.md"
+    ledger.write_text(ledger.read_text().replace("double triples", "double quadruples"))
+    assert _cli([*common, "--check"]) == 1
+    err = capsys.readouterr().err
+    assert f"{ledger} differs" in err and "double quadruples" in err
+    assert _cli([*common, "--no-html"]) == 0
+    toy.record("P3", "tests/gates/test_toy.py::test_half", "red_by_assertion", reading=0.33)  # new evidence
+    assert _cli([*common, "--check"]) == 1
+
+
+def test_gates_from_a_recorded_run(toy, tmp_path, capsys, monkeypatch):
+    from fidelity.commands import report_cmd
+
+    monkeypatch.setattr(report_cmd, "REPO_ROOT", toy.root)
+    run = tmp_path / "gate-run.json"
+    run.write_text(json.dumps(gate_run_record()))
+    out = tmp_path / "out"
+    common = ["--specs", str(toy.specs), "--reports", str(toy.reports), "--out", str(out),
+              "--fixtures", str(toy.fixtures), "--no-html", "--gates-from", str(run)]
+    assert _cli(common) == 0
+    text = (out / "LEDGER.md").read_text()
+    assert "| `toy.eq1` | **passed** 1 of 1 gates | **not run** |" in text
+    assert not (out / "gate-run.json").exists()                             # a reused run is not rewritten
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert _cli([*common[:-1], str(bad)]) == 2
+    assert "not a gate run record" in capsys.readouterr().err
+
+
+def test_matplotlib_is_not_imported_for_help_or_markdown(toy):
+    code = (
+        "import sys, argparse\n"
+        "from fidelity import cli\n"
+        "from fidelity.commands import report_cmd\n"
+        "p = argparse.ArgumentParser(); s = p.add_subparsers(); report_cmd.add_parser(s)\n"
+        "assert 'matplotlib' not in sys.modules and 'fidelity.report.plots' not in sys.modules\n"
+        "from pathlib import Path\n"
+        "from fidelity.spec import load_catalogue\n"
+        "from fidelity.report import outputs\n"
+        f"root = Path({str(toy.root)!r})\n"
+        "o = outputs.Options(repo_root=root, reports_dir=root / 'reports', out_dir=root / 'out',\n"
+        "                    fixtures_dir=root / 'fixtures', gates='none', html=False)\n"
+        "files, _ = outputs.generate(load_catalogue(root / 'specs'), o)\n"
+        "assert 'LEDGER.md' in files\n"
+        "assert 'matplotlib' not in sys.modules, 'matplotlib imported without a plot'\n"
+        "print('ok')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_report_help_lists_its_options():
+    code = ("import argparse, sys\nfrom fidelity.commands import report_cmd\n"
+            "p = argparse.ArgumentParser(prog='fidelity'); s = p.add_subparsers(); report_cmd.add_parser(s)\n"
+            "p.parse_args(['report', '--help'])\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0
+    for option in ("--check", "--no-gates", "--gates-from", "--no-html", "--specs", "--reports", "--out"):
+        assert option in proc.stdout
+    assert G_DOUBLE  # the toy names are importable here too
+
+
+def test_a_fresh_gate_run_and_the_same_run_read_back_give_the_same_ledger(toy, tmp_path, monkeypatch):
+    from fidelity.report import gaterun
+
+    monkeypatch.setattr(gaterun, "run", lambda root, fixtures, say: gate_run_record())
+    out = tmp_path / "reports"
+    fresh = outputs.Options(repo_root=toy.root, reports_dir=toy.reports, out_dir=out, fixtures_dir=toy.fixtures,
+                            gates="run", html=False)
+    files, record = outputs.generate(toy.catalogue(), fresh)
+    outputs.write(files, out, record)
+    assert (out / "gate-run.json").is_file()
+    again = outputs.Options(repo_root=toy.root, reports_dir=toy.reports, out_dir=out, fixtures_dir=toy.fixtures,
+                            gates="file", gates_from=out / "gate-run.json", html=False)
+    files_again, nothing = outputs.generate(toy.catalogue(), again)
+    assert nothing is None and files_again == files
+    assert outputs.check(files_again, out) == []
