@@ -1,6 +1,8 @@
 """`fidelity perturb P1..P5 | --all | --stale | --file FILE`: see each gate go red, then green again."""
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import sys
 from pathlib import Path
@@ -8,6 +10,8 @@ from pathlib import Path
 from fidelity.commands.common import EXIT_OK, EXIT_RED, EXIT_USAGE, add_json_option, add_specs_option, print_json
 from fidelity.spec import load_catalogue
 from fidelity.spec.loader import load_perturbation_file
+from fidelity.subjects import registry
+from fidelity.subjects.registry import SubjectLoadError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -94,16 +98,60 @@ def run(args) -> int:
         return _usage(f"choose perturbations: ids, ranges (P1..P5), --all, --stale or --file. Known: {_known_list(known)}")
     perturbations = [{**table[i].data, "file": f"{table[i].file}:{table[i].line}"} for i in chosen]
     say = (lambda e: print(e.get("message", ""), file=sys.stderr, flush=True))
+    results = []
     try:
-        result = run_perturbations(perturbations, repo_root=REPO_ROOT, reports_dir=args.reports,
-                                   jobs=args.jobs, timeout_s=args.timeout, stale_only=args.stale, progress=say)
+        for subject, group in _by_subject(perturbations):
+            with _subject_environment(subject):
+                if subject:
+                    say({"message": f"== perturbations of subject {subject}: {', '.join(p['id'] for p in group)}"})
+                results.append(run_perturbations(group, repo_root=REPO_ROOT, reports_dir=args.reports,
+                                                 jobs=args.jobs, timeout_s=args.timeout, stale_only=args.stale,
+                                                 progress=say))
     except PerturbError as exc:
         return _usage(str(exc))
+    except SubjectLoadError as exc:
+        return _usage(str(exc))
     if args.json:
-        print_json(result.to_json())
+        print_json(results[0].to_json() if len(results) == 1 else _merged_json(results))
     else:
-        print(result.table())
-    return EXIT_OK if result.ok else EXIT_RED
+        print("\n\n".join(r.table() for r in results))
+    return EXIT_OK if all(r.ok for r in results) else EXIT_RED
+
+
+def _by_subject(perturbations: list[dict]) -> list[tuple[str | None, list[dict]]]:
+    """Our own subjects first, then one group per named subject, in first-seen order."""
+    groups: dict[str | None, list[dict]] = {None: []}
+    for p in perturbations:
+        groups.setdefault(p.get("subject"), []).append(p)
+    return [(s, g) for s, g in groups.items() if g]
+
+
+@contextlib.contextmanager
+def _subject_environment(subject: str | None):
+    """The children of a run inherit this environment: the named subject alone, or ours."""
+    if subject is None:
+        yield
+        return
+    ref, resolved = registry.resolve(subject)
+    saved = {k: os.environ.get(k) for k in (registry.EXTRA_ENV, registry.ONLY_ENV)}
+    os.environ[registry.EXTRA_ENV] = ref
+    os.environ[registry.ONLY_ENV] = resolved.name
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _merged_json(results) -> dict:
+    parts = [r.to_json() for r in results]
+    merged = {"ok": all(p["ok"] for p in parts), "perturbations": [], "runs": parts}
+    for p in parts:
+        merged["perturbations"] += p["perturbations"]
+    return merged
 
 
 def _usage(message: str) -> int:

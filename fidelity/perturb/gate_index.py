@@ -93,6 +93,9 @@ def index_key(test_paths: list[str], repo_root: str | os.PathLike) -> str:
     h = hashlib.sha256()
     h.update(f"format {INDEX_FORMAT}\n".encode())
     h.update(json.dumps(sorted(test_paths)).encode())
+    # Which subjects the gates are parametrised over changes the index too.
+    for var in ("FIDELITY_SUBJECTS", "FIDELITY_ONLY_SUBJECTS"):
+        h.update(f"{var}={os.environ.get(var, '')}\n".encode())
     for f in _hash_inputs(test_paths, root):
         h.update(str(f).encode() + b"\0")
         h.update((jsonio.sha256_file(f) or "missing").encode() + b"\n")

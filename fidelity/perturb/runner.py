@@ -98,6 +98,7 @@ def validate(p: dict) -> dict:
         "predicted": preds,
         "file": p.get("file"),
         "timeout_s": timeout,
+        "subject": p.get("subject"),
     }
 
 
@@ -190,7 +191,10 @@ def run(
             if unknown:
                 raise UnknownGate(f"perturbation {p['id']}" + (f" ({p['file']})" if p["file"] else "")
                                   + f": unknown gate(s) {unknown}; known gates: {sorted(index.gates)}")
-            gates_of[p["id"]] = sorted(set(index.gates_for_target(p["target"])) | named)
+            # A perturbation of someone else's implementation (it names a subject) runs only the
+            # gates it lists: the package's other red gates are findings about it, not a red baseline.
+            covering = set() if p.get("subject") else set(index.gates_for_target(p["target"]))
+            gates_of[p["id"]] = sorted(covering | named)
 
         for p in perts:
             patch = patches[p["id"]]

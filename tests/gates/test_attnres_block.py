@@ -26,6 +26,7 @@ from fidelity.gates import readings
 from fidelity.gates.compare import Tolerance, assert_close
 from fidelity.gates.fixture_values import fixture
 from fidelity.subjects.interfaces import SCORE_CONVENTIONS
+from fidelity.subjects.subject import NotRun
 
 MECH = "block_attnres"
 DTYPES = [torch.float32, torch.float64]
@@ -85,7 +86,7 @@ def _set_pseudo_queries(module, queries: torch.Tensor | None, output_query: torc
     params = dict(module.named_parameters())
     for name, new in (("queries", queries), ("output_query", output_query)):
         if name not in params:
-            raise NotImplementedError(f"the module has no parameter {name!r} (the interface's pseudo-queries)")
+            raise NotRun(f"the module has no parameter {name!r} (the interface's pseudo-queries)")
         with torch.no_grad():
             p = params[name]
             p.copy_(torch.zeros_like(p) if new is None else new.to(dtype=p.dtype, device=p.device))
@@ -311,7 +312,7 @@ def test_pseudo_queries_start_at_zero_so_each_sublayer_averages_its_sources(subj
     params = dict(module.named_parameters())
     for name in ("queries", "output_query"):
         if name not in params:
-            raise NotImplementedError(f"the module has no parameter {name!r} (the interface's pseudo-queries)")
+            raise NotRun(f"the module has no parameter {name!r} (the interface's pseudo-queries)")
         p = params[name].detach()
         _close(p, torch.zeros_like(p), Tolerance(eps_multiple=0, floor=1.0), what=f"initial {name} (exactly zero)",
                name=f"init_{name}")
