@@ -127,7 +127,7 @@ def run(
     root = Path(repo_root).resolve()
     reports = _abs(reports_dir, root)
     fixtures = _abs(fixtures_dir, root)
-    cache = _abs(cache_dir if cache_dir is not None else CACHE_DIR, root)
+    cache = _abs(cache_dir if cache_dir is not None else os.environ.get("FIDELITY_CACHE_DIR", CACHE_DIR), root)
     test_paths = [str(t) for t in test_paths]
     pythonpath = [str(_abs(p, root)) for p in pythonpath]
     jobs = max(1, int(jobs or os.cpu_count() or 1))

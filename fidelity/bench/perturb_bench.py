@@ -1,0 +1,80 @@
+"""Benchmark of the perturbation runner against the naive way, measured in one run.
+
+    python -m fidelity.bench.perturb_bench [P1..P5] [--all] [--naive-limit N]
+
+The runner: `fidelity perturb IDS` (baseline twice, forced failure, one child per
+perturbation running only the gates that cover its target, one green-after child),
+with a fresh gate-index cache and a throwaway reports directory, so nothing is reused.
+The naive way: for each perturbation, the WHOLE gate suite (tests/gates) in a fresh
+process with the patch served by the same import hook, one after another. Both are
+wall-clock times on this machine; the ratio is naive / runner.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from fidelity.commands.perturb_cmd import expand_ids
+from fidelity.perturb import locate, patching
+from fidelity.spec import load_catalogue
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def time_runner(ids: list[str], workdir: Path) -> tuple[float, int]:
+    env = {**os.environ}
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "fidelity", "perturb", *ids, "--reports", str(workdir / "reports"),
+                           "--json"], cwd=REPO_ROOT, capture_output=True, text=True, env=env)
+    return time.perf_counter() - start, proc.returncode
+
+
+def time_naive(perturbations: list[dict], workdir: Path) -> float:
+    search = locate.child_search_path(str(REPO_ROOT))
+    start = time.perf_counter()
+    for p in perturbations:
+        path = locate.find_source(p["target"], search)
+        patch = patching.make_patch(p["id"], p["target"], path, p["edits"])
+        job = {"mode": "run", "args": ["tests/gates"], "results": str(workdir / f"{p['id']}.json"),
+               "rootdir": str(REPO_ROOT),
+               "patch": {"perturbation": p["id"], "module": p["target"], "path": path, "source": patch.patched}}
+        job_file = workdir / f"{p['id']}.job.json"
+        job_file.write_text(json.dumps(job))
+        subprocess.run([sys.executable, "-m", "fidelity.perturb.child", str(job_file)], cwd=REPO_ROOT,
+                       capture_output=True, text=True)
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("ids", nargs="*", default=["P1..P5"])
+    parser.add_argument("--all", action="store_true", help="time the whole catalogue with the runner")
+    parser.add_argument("--naive-limit", type=int, default=5,
+                        help="time the naive way on at most this many perturbations and scale (default 5)")
+    args = parser.parse_args(argv)
+    cat = load_catalogue()
+    own = [p for p in cat.perturbations.values() if not p.data.get("subject")]
+    ids = [p.id for p in own] if args.all else expand_ids(args.ids, list(cat.perturbations))
+    chosen = [cat.perturbations[i].data for i in ids]
+    with tempfile.TemporaryDirectory(prefix="fidelity-bench-") as tmp:
+        work = Path(tmp)
+        os.environ["FIDELITY_CACHE_DIR"] = str(work / "cache")
+        runner_s, code = time_runner(ids, work)
+        sample = chosen[: args.naive_limit]
+        naive_s = time_naive(sample, work) * len(chosen) / max(1, len(sample))
+    scaled = "" if len(sample) == len(chosen) else f" (measured on {len(sample)}, scaled to {len(chosen)})"
+    print(f"perturbations: {len(chosen)} ({ids[0]}..{ids[-1]}), cpu cores: {os.cpu_count()}")
+    print(f"runner  (fidelity perturb):                  {runner_s:8.1f} s  exit {code}")
+    print(f"naive   (whole gate suite per perturbation): {naive_s:8.1f} s{scaled}")
+    print(f"ratio   naive / runner:                      {naive_s / runner_s:8.2f} x")
+    return 0 if code == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
