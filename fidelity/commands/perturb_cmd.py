@@ -42,7 +42,8 @@ def add_parser(sub) -> None:
     p.add_argument("--stale", action="store_true", help="only perturbations without current evidence")
     p.add_argument("--file", type=Path, help="a YAML file of your own perturbations (instead of the specs')")
     p.add_argument("--jobs", type=int, default=None, help="parallel children (default: CPU count)")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per child before it is killed (default 120)")
+    p.add_argument("--timeout", type=float, default=600.0,
+                   help="seconds per child before it is killed as hung (default 600: Triton gates under the CPU interpreter are slow)")
     p.add_argument("--reports", type=Path, default=REPO_ROOT / "reports", help="where evidence is written")
     add_specs_option(p)
     add_json_option(p)

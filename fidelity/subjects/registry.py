@@ -26,6 +26,7 @@ from fidelity.subjects.subject import Subject
 
 BUILTIN: tuple[str, ...] = (
     "fidelity.subjects.torch_reference:SUBJECT",
+    "fidelity.subjects.triton_kernels:SUBJECT",
 )
 ADAPTERS: dict[str, str] = {
     "hyper-connections": "fidelity.adapters.hyper_connections:SUBJECT",

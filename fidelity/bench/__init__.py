@@ -1,0 +1,12 @@
+"""Benchmarks, each runnable as `python -m fidelity.bench.NAME`, each printing figures measured in one run.
+
+- sinkhorn_bench.py         the fused Sinkhorn kernel vs the PyTorch tensor path [--quick] [--out DIR]
+- depth_attention_bench.py  the fused depth-attention kernels vs the PyTorch tensor path [--quick] [--out DIR]
+- gpu_check.py              on a CUDA machine: gates (torch, triton) + kernel tests + the two benchmarks -> OUTDIR
+- _harness.py               timing, launch counting (torch.profiler), bandwidth, tables for the kernel benchmarks
+- fixtures_bench.py         `fidelity fixtures --verify` wall time
+- perturb_bench.py          the perturbation runner against the naive whole-suite-per-perturbation way
+
+On a CPU the fused kernels run under Triton's interpreter: their figures are what CI pays,
+never a speed claim.
+"""

@@ -1,0 +1,93 @@
+"""Fused Sinkhorn kernel vs the PyTorch tensor path: `python -m fidelity.bench.sinkhorn_bench [--quick]`.
+
+One H_res = M(20) per token: logits [tokens, n, n], n in {2, 4, 8}, tokens = b*t in
+{4k, 64k, 1M} (GPU). Forward (no grad: the fused kernel stores no states) and forward +
+backward (grad of <G, M(20)> for a random G), float32. The tensor path is
+fidelity.impl.torch.sinkhorn with backward="autograd". See _harness.py for what is timed
+and counted. On a CPU the fused path runs under Triton's interpreter: use --quick (small
+sizes, < 60 s), and read the figures as what CI pays.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import torch
+
+TOKENS = (4096, 65536, 1 << 20)
+SIZES = (2, 4, 8)
+QUICK_TOKENS = (256, 1024)
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="small sizes (the CPU/CI mode)")
+    p.add_argument("--device", choices=("cpu", "cuda"), help="default: cuda when available")
+    p.add_argument("--tokens", type=int, nargs="+", help="override the token counts")
+    p.add_argument("--n", type=int, nargs="+", help="override the matrix sizes")
+    p.add_argument("--t-max", type=int, default=20)
+    p.add_argument("--peak-tbs", type=float, help="peak memory bandwidth in TB/s (default: known devices)")
+    p.add_argument("--out", type=Path, help="directory for sinkhorn_bench.json and .txt")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    if args.device != "cuda" and not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")  # before the kernels are defined
+    from fidelity.bench import _harness as h
+    from fidelity.impl.torch import sinkhorn as tensor_path
+    from fidelity.impl.triton.sinkhorn import sinkhorn as fused
+
+    device = h.pick_device(args.device)
+    quick = args.quick or device == "cpu"
+    tokens_list = args.tokens or (QUICK_TOKENS if quick else TOKENS)
+    sizes = args.n or SIZES
+    warmup, reps = (1, 3) if quick else (2, 10)
+    peak = h.device_peak_tbs(device, args.peak_tbs)
+    t_max = args.t_max
+    rows = []
+    for tokens in tokens_list:
+        for n in sizes:
+            g = torch.Generator().manual_seed(tokens + n)
+            x = (torch.randn(tokens, n, n, generator=g) * 2.0).to(device)
+            cot = torch.randn(tokens, n, n, generator=g).to(device)
+            itemsize = x.element_size()
+            row = h.Row(config={"tokens": tokens, "n": n}, bytes_fwd=2 * x.numel() * itemsize,
+                        bytes_fwd_bwd=4 * x.numel() * itemsize)
+            paths = {"fused": lambda t: fused(t, t_max=t_max, backward="manual"),
+                     "torch": lambda t: tensor_path(t, t_max=t_max, backward="autograd")}
+            for name, fn in paths.items():
+                def forward(fn=fn):
+                    with torch.no_grad():
+                        fn(x)
+
+                def forward_backward(fn=fn):
+                    leaf = x.detach().requires_grad_(True)
+                    fn(leaf).backward(cot)
+
+                ms = {"fwd": h.time_call(forward, device, warmup=warmup, reps=reps),
+                      "fwd+bwd": h.time_call(forward_backward, device, warmup=warmup, reps=reps)}
+                launches = {"fwd": h.count_launches(forward, device), "fwd+bwd": h.count_launches(forward_backward, device)}
+                if name == "fused":
+                    row.fused_ms, row.fused_launches = ms, launches
+                else:
+                    row.torch_ms, row.torch_launches = ms, launches
+            rows.append(row)
+            del x, cot
+            if device == "cuda":
+                torch.cuda.empty_cache()
+    title = f"Sinkhorn M({t_max}) (mHC Eq. 9), float32, fused Triton kernel vs fidelity.impl.torch (autograd)"
+    text = h.render(title, rows, device, peak, quick)
+    print(text)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "sinkhorn_bench.txt").write_text(text + "\n", encoding="utf-8")
+        h.write_json(args.out / "sinkhorn_bench.json", title, rows, device, peak, quick)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
