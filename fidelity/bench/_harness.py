@@ -15,7 +15,9 @@ or --peak-tbs).
 """
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
@@ -179,3 +181,20 @@ def pick_device(requested: str | None) -> str:
     if requested:
         return requested
     return "cuda" if torch.cuda.is_available() and not _common.INTERPRETED else "cpu"
+
+
+def common_parser(doc: str, name: str) -> argparse.ArgumentParser:
+    """The options every kernel benchmark takes; a benchmark adds its own sizes."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="small sizes (the CPU/CI mode)")
+    p.add_argument("--device", choices=("cpu", "cuda"), help="default: cuda when available")
+    p.add_argument("--tokens", type=int, nargs="+", help="override the token counts")
+    p.add_argument("--peak-tbs", type=float, help="peak memory bandwidth in TB/s (default: known devices)")
+    p.add_argument("--out", type=Path, help=f"directory for {name}.json and .txt")
+    return p
+
+
+def interpreter_unless_cuda(requested: str | None) -> None:
+    """Without a CUDA run, kernels run in Triton's interpreter: set it before they are defined."""
+    if requested != "cuda" and not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")

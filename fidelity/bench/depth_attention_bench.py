@@ -9,12 +9,11 @@ timed and counted; on a CPU the fused path runs under Triton's interpreter (use 
 """
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-from pathlib import Path
 
 import torch
+
+from fidelity.bench._harness import common_parser, interpreter_unless_cuda
 
 TOKENS = (4096, 65536)
 SOURCES = (3, 9, 17)
@@ -25,22 +24,16 @@ QUICK_WIDTHS = (256,)
 
 
 def parse(argv):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="small sizes (the CPU/CI mode)")
-    p.add_argument("--device", choices=("cpu", "cuda"), help="default: cuda when available")
-    p.add_argument("--tokens", type=int, nargs="+")
+    p = common_parser(__doc__, "depth_attention_bench")
     p.add_argument("--sources", type=int, nargs="+", help="L values")
     p.add_argument("--d", type=int, nargs="+", help="widths")
     p.add_argument("--convention", default="paper", choices=("paper", "l2_sqrt_d", "l2"))
-    p.add_argument("--peak-tbs", type=float)
-    p.add_argument("--out", type=Path, help="directory for depth_attention_bench.json and .txt")
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    if args.device != "cuda" and not torch.cuda.is_available():
-        os.environ.setdefault("TRITON_INTERPRET", "1")  # before the kernels are defined
+    interpreter_unless_cuda(args.device)
     from fidelity.bench import _harness as h
     from fidelity.impl.torch import depth_attend as tensor_path
     from fidelity.impl.triton.depth_attention import depth_attend as fused

@@ -9,12 +9,11 @@ sizes, < 60 s), and read the figures as what CI pays.
 """
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-from pathlib import Path
 
 import torch
+
+from fidelity.bench._harness import common_parser, interpreter_unless_cuda
 
 TOKENS = (4096, 65536, 1 << 20)
 SIZES = (2, 4, 8)
@@ -22,21 +21,15 @@ QUICK_TOKENS = (256, 1024)
 
 
 def parse(argv):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="small sizes (the CPU/CI mode)")
-    p.add_argument("--device", choices=("cpu", "cuda"), help="default: cuda when available")
-    p.add_argument("--tokens", type=int, nargs="+", help="override the token counts")
+    p = common_parser(__doc__, "sinkhorn_bench")
     p.add_argument("--n", type=int, nargs="+", help="override the matrix sizes")
     p.add_argument("--t-max", type=int, default=20)
-    p.add_argument("--peak-tbs", type=float, help="peak memory bandwidth in TB/s (default: known devices)")
-    p.add_argument("--out", type=Path, help="directory for sinkhorn_bench.json and .txt")
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    if args.device != "cuda" and not torch.cuda.is_available():
-        os.environ.setdefault("TRITON_INTERPRET", "1")  # before the kernels are defined
+    interpreter_unless_cuda(args.device)
     from fidelity.bench import _harness as h
     from fidelity.impl.torch import sinkhorn as tensor_path
     from fidelity.impl.triton.sinkhorn import sinkhorn as fused
