@@ -1,7 +1,6 @@
 """`fidelity check`: the CI verdict. Every stage must be green for exit 0.
 
-Stages, in order (a later stage is skipped, and says so, when an earlier one
-cannot give it input):
+Stages, in order (if the specs do not load, no later stage runs):
   specs     every spec loads and validates
   fixtures  every fixture re-derives identically from its oracle
   claims    every source claim checked by its oracle (a refuted claim is a
@@ -16,6 +15,7 @@ cannot give it input):
 """
 from __future__ import annotations
 
+import argparse
 import sys
 
 from fidelity.commands.common import EXIT_OK, EXIT_RED, EXIT_USAGE, add_json_option, add_specs_option, print_json
@@ -24,7 +24,7 @@ from fidelity.spec import SpecError, load_catalogue
 
 def add_parser(sub) -> None:
     p = sub.add_parser("check", help="the CI verdict: specs, fixtures, claims, gates, evidence",
-                       description=__doc__.split("\n", 1)[1], formatter_class=_raw())
+                       description=__doc__.split("\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--subject", metavar="NAME|module:object",
                    help="check someone else's implementation instead: an adapter (hyper-connections, attn-res, pot), "
                         "an installed entry point of the group fidelity.subjects, or module:object. Its deviations "
@@ -33,11 +33,6 @@ def add_parser(sub) -> None:
     add_specs_option(p)
     add_json_option(p)
     p.set_defaults(run=run)
-
-
-def _raw():
-    import argparse
-    return argparse.RawDescriptionHelpFormatter
 
 
 def run(args) -> int:
