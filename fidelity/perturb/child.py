@@ -7,6 +7,8 @@ The job (written by the runner) is a JSON object:
   fixtures_dir  files opened under it are recorded per test (run mode)
   rootdir       pytest's rootdir (node ids are relative to it)
   patch         null, or {"perturbation": id, "module": name, "path": file, "source": patched text}
+  keep          optional: the node ids to run; every other test collected from `args` is
+                deselected (written to RESULTS.keep.json for the plugin)
 
 With a patch, the import hook is installed before pytest (or anything else)
 can import the target, so every import of the target inside this process gets
@@ -22,7 +24,7 @@ import sys
 PATCH_NOT_INSTALLED = 86
 
 
-def pytest_args(job: dict) -> list[str]:
+def pytest_args(job: dict, keep_file: str | None = None) -> list[str]:
     args = list(job["args"])
     args += [
         "-p", "fidelity.perturb.pytest_plugin",
@@ -39,6 +41,8 @@ def pytest_args(job: dict) -> list[str]:
         args += ["--fidelity-fixtures", job["fixtures_dir"]]
     if job.get("patch"):
         args += ["--fidelity-subject-file", job["patch"]["path"]]
+    if keep_file:
+        args += ["--fidelity-keep", keep_file]
     if job.get("mode") == "collect":
         args.append("--collect-only")
     args += list(job.get("extra_args") or [])
@@ -65,9 +69,13 @@ def main(argv: list[str] | None = None) -> int:
                                             "collect_errors": [{"nodeid": "", "exc_type": "PatchNotInstalled", "message": str(e)}]})
             print(f"fidelity perturb child: {e}", file=sys.stderr)
             return PATCH_NOT_INSTALLED
+    keep_file = None
+    if job.get("keep") is not None:
+        keep_file = job["results"] + ".keep.json"
+        _write_results(keep_file, sorted(job["keep"]))
     import pytest
 
-    code = int(pytest.main(pytest_args(job)))
+    code = int(pytest.main(pytest_args(job, keep_file)))
     if finder is not None:
         # how many times the patched module was served: 0 means no gate imported the target
         try:

@@ -8,6 +8,10 @@ again only when one of them changes.
 
 A gate covers a module M when one of its targets is M or a package above M
 (a gate targeting `fidelity.impl.torch` covers `fidelity.impl.torch.mhc`).
+Targets are known per test instance too (a conftest marks each instance with
+the modules of the subject it drives), so a perturbation can run only the
+instances that can see its patch: a torch module's patch need not run the
+Triton subject's instances of the same gate.
 """
 from __future__ import annotations
 
@@ -48,6 +52,13 @@ class GateIndex:
     def gates_for_target(self, module: str) -> list[str]:
         """Gate ids whose targets cover `module`, sorted."""
         return [g for g, info in self.gates.items() if any(covers(t, module) for t in info["targets"])]
+
+    def instances_covering(self, gate: str, module: str) -> list[str]:
+        """Node ids of `gate`'s instances whose targets cover `module`; all of them when none does
+        (a gate named by a perturbation without covering it runs whole)."""
+        mine = [it for it in self.items if it["gate"] == gate]
+        covering = [it["nodeid"] for it in mine if any(covers(t, module) for t in it.get("targets", []))]
+        return covering or [it["nodeid"] for it in mine]
 
     def file_of(self, gate: str) -> str:
         return self.gates[gate]["file"]

@@ -95,6 +95,8 @@ def pytest_addoption(parser):
     group.addoption("--fidelity-results", default=None, help="write results JSON here")
     group.addoption("--fidelity-fixtures", default=None, help="record files opened under this directory")
     group.addoption("--fidelity-subject-file", action="append", default=[], help="the patched subject's source file")
+    group.addoption("--fidelity-keep", default=None,
+                    help="a JSON list of node ids: every other collected test is deselected (run mode)")
 
 
 def pytest_configure(config):
@@ -108,7 +110,8 @@ def pytest_configure(config):
     subjects = list(config.getoption("--fidelity-subject-file") or [])
     if os.environ.get(SUBJECT_ENV):
         subjects += [p for p in os.environ[SUBJECT_ENV].split(os.pathsep) if p]
-    recorder = Recorder(mode, results, fixtures, subjects, rootdir=str(config.rootpath))
+    recorder = Recorder(mode, results, fixtures, subjects, rootdir=str(config.rootpath),
+                        keep=_read_keep(config.getoption("--fidelity-keep")))
     config.pluginmanager.register(recorder, "fidelity-perturb-recorder")
 
 
@@ -127,9 +130,11 @@ def _audit(event, args):
 
 
 class Recorder:
-    def __init__(self, mode: str, results: str, fixtures: str | None, subject_files: list[str], rootdir: str | None = None):
+    def __init__(self, mode: str, results: str, fixtures: str | None, subject_files: list[str], rootdir: str | None = None,
+                 keep: set[str] | None = None):
         global _ACTIVE, _AUDIT_INSTALLED
         self.mode = mode
+        self.keep = keep
         self.rootdir = os.path.abspath(rootdir) + os.sep if rootdir else None
         self.results = os.path.abspath(results)
         self.subject_files = {os.path.abspath(p) for p in subject_files}
@@ -205,6 +210,17 @@ class Recorder:
                 "exc_type": _exc_type_from_text(text),
                 "message": text[-MESSAGE_LIMIT:],
             })
+
+    @pytest.hookimpl(trylast=True)  # after the conftests have parametrised and marked the items
+    def pytest_collection_modifyitems(self, session, config, items):
+        """Run mode with a keep list: only the listed instances run (a perturbation runs just the
+        instances whose subject uses the patched module, not every parametrisation of the gate)."""
+        if self.mode != "run" or self.keep is None:
+            return
+        deselected = [it for it in items if it.nodeid not in self.keep]
+        if deselected:
+            items[:] = [it for it in items if it.nodeid in self.keep]
+            config.hook.pytest_deselected(items=deselected)
 
     def pytest_collection_finish(self, session):
         if self.mode != "collect":
@@ -353,6 +369,13 @@ class Recorder:
             "collected": self.collected,
             "collect_errors": self.collect_errors,
         })
+
+
+def _read_keep(path: str | None) -> set[str] | None:
+    if not path:
+        return None
+    with open(path, encoding="utf-8") as f:
+        return set(json.load(f))
 
 
 def _fixture_key(fixturedef) -> str:

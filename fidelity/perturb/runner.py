@@ -8,7 +8,9 @@ The steps, in order (DESIGN.md, "The evidence rules"):
     InvalidPerturbation raise here, before any child runs);
  2. the gate index (one cached collect-only child); the gates of a
     perturbation = those covering its target + those it lists or predicts
-    (UnknownGate for a listed gate the index does not know);
+    (UnknownGate for a listed gate the index does not know); of each gate only
+    the instances covering the target run (all of a listed gate's instances
+    when none covers it);
  3. with stale_only, perturbations whose evidence is current are not re-run;
  4. baseline: the selected gates, unpatched, in two children; and the forced
     failure (`forced_red_gate.py`) in a third (started first, while the index
@@ -159,8 +161,9 @@ def run(
     workdir = tempfile.mkdtemp(prefix="fidelity-perturb-")
     pool = cf.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="fidelity-perturb")
 
-    def job(args, patch=None, rootdir=root):
-        j = {"mode": "run", "args": list(args), "rootdir": str(rootdir), "fixtures_dir": str(fixtures), "patch": None}
+    def job(args, patch=None, rootdir=root, keep=None):
+        j = {"mode": "run", "args": list(args), "rootdir": str(rootdir), "fixtures_dir": str(fixtures), "patch": None,
+             "keep": sorted(keep) if keep is not None else None}
         if patch is not None:
             j["patch"] = {"perturbation": patch.perturbation_id, "module": patch.module,
                           "path": patch.path, "source": patch.patched}
@@ -185,6 +188,7 @@ def run(
         index = gate_index.collect(test_paths, repo_root=root, cache_dir=cache, pythonpath=pythonpath,
                                    timeout_s=max(timeout_s, 300))
         gates_of: dict[str, list[str]] = {}
+        instances_of: dict[str, set[str]] = {}  # node ids: the gates' instances that can see the patch
         for p in perts:
             named = set(p["gates"]) | set(p["predicted"])
             unknown = sorted(g for g in named if g not in index.gates)
@@ -195,6 +199,7 @@ def run(
             # gates it lists: the package's other red gates are findings about it, not a red baseline.
             covering = set() if p.get("subject") else set(index.gates_for_target(p["target"]))
             gates_of[p["id"]] = sorted(covering | named)
+            instances_of[p["id"]] = {n for g in gates_of[p["id"]] for n in index.instances_covering(g, p["target"])}
 
         for p in perts:
             patch = patches[p["id"]]
@@ -224,6 +229,7 @@ def run(
             return result
 
         selected = sorted({g for p in todo for g in gates_of[p["id"]]})
+        selected_instances = set().union(*(instances_of[p["id"]] for p in todo))
         watched = _watched_files(patches, todo, index, selected, root, fixtures)
         hashes_before = {f: jsonio.sha256_file(f) for f in watched}
         for p in todo:  # the text each patch was computed on is the "before" of its target
@@ -233,14 +239,14 @@ def run(
         emit("baseline", f"baseline: {len(selected)} gates, unpatched, twice; forced failure")
         if ff is None:
             ff = submit_forced()
-        f1 = pool.submit(launch_child, "baseline-1", job(selected), timeout_s)
-        f2 = pool.submit(launch_child, "baseline-2", job(selected), timeout_s)
+        f1 = pool.submit(launch_child, "baseline-1", job(selected, keep=selected_instances), timeout_s)
+        f2 = pool.submit(launch_child, "baseline-2", job(selected, keep=selected_instances), timeout_s)
         forced, b1, b2 = ff.result(), f1.result(), f2.result()
 
         result.forced_failure = _check_forced(forced)
         emit("forced_failure", "forced failure: " + ("seen red by assertion" if result.forced_failure["seen_red"]
                                                      else "NOT seen red: " + result.forced_failure["detail"]))
-        result.baseline = _check_baseline(b1, b2, selected, index)
+        result.baseline = _check_baseline(b1, b2, selected, index, _counts(selected_instances))
         emit("baseline", "baseline: " + ("green twice, readings identical" if result.baseline["ok"] else "FAILED"))
         stop = None
         if not result.forced_failure["seen_red"]:
@@ -268,9 +274,12 @@ def run(
             pr = results[p["id"]]
             if pr.gates:
                 t = p["timeout_s"] or timeout_s
-                futures[pool.submit(launch_child, f"perturbation-{p['id']}", job(pr.gates, patches[p["id"]]), t)] = p
+                futures[pool.submit(launch_child, f"perturbation-{p['id']}",
+                                    job(pr.gates, patches[p["id"]], keep=instances_of[p["id"]]), t)] = p
         ran_gates = sorted({g for p in todo for g in results[p["id"]].gates})
-        after_future = pool.submit(launch_child, "green-after", job(ran_gates), timeout_s) if ran_gates else None
+        ran_instances = set().union(*(instances_of[p["id"]] for p in todo if results[p["id"]].gates))
+        after_future = (pool.submit(launch_child, "green-after", job(ran_gates, keep=ran_instances), timeout_s)
+                        if ran_gates else None)
         done_count = 0
         for p in todo:  # perturbations without gates: nothing can go red
             if not results[p["id"]].gates:
@@ -284,7 +293,8 @@ def run(
             pr = results[p["id"]]
             pr.status = "ran"
             pr.child = child.to_json()
-            pr.outcomes = [_gate_result(g, index, child, p, root) for g in pr.gates]
+            counts = _counts(instances_of[p["id"]])
+            pr.outcomes = [_gate_result(g, index, child, p, root, counts[g]) for g in pr.gates]
             done_count += 1
             emit("perturbation", f"[{done_count}/{total}] {p['id']} ... {pr.summary()}",
                  index=done_count, total=total, id=p["id"], status=pr.summary())
@@ -293,8 +303,9 @@ def run(
             emit("green_after", f"green after: {len(ran_gates)} gates, unpatched")
             after = after_future.result()
             green = {}
+            counts = _counts(ran_instances)
             for g in ran_gates:
-                c = outcomes.classify_gate(g, index.file_of(g), after, index.instances(g))
+                c = outcomes.classify_gate(g, index.file_of(g), after, counts[g])
                 green[g] = outcomes.is_green(c["outcome"])
                 for p in todo:
                     for o in results[p["id"]].outcomes:
@@ -404,11 +415,21 @@ def _check_forced(child: launch.ChildRun) -> dict:
             "child": child.to_json()}
 
 
-def _check_baseline(b1: launch.ChildRun, b2: launch.ChildRun, selected: list[str], index) -> dict:
+def _counts(nodeids) -> dict[str, int]:
+    """Instances per gate among the node ids a child was asked to run."""
+    from fidelity.perturb.pytest_plugin import gate_id
+
+    out: dict[str, int] = {}
+    for n in nodeids:
+        out[gate_id(n)] = out.get(gate_id(n), 0) + 1
+    return out
+
+
+def _check_baseline(b1: launch.ChildRun, b2: launch.ChildRun, selected: list[str], index, counts: dict[str, int]) -> dict:
     red = []
     for label, child in (("run 1", b1), ("run 2", b2)):
         for g in selected:
-            c = outcomes.classify_gate(g, index.file_of(g), child, index.instances(g))
+            c = outcomes.classify_gate(g, index.file_of(g), child, counts.get(g))
             if not outcomes.is_green(c["outcome"]):
                 red.append({"gate": g, "run": label, "outcome": c["outcome"], "detail": c["detail"]})
     flaky = outcomes.flaky_gates(b1, b2) if not red else {}
@@ -425,8 +446,8 @@ def _check_baseline(b1: launch.ChildRun, b2: launch.ChildRun, selected: list[str
     }
 
 
-def _gate_result(g: str, index, child: launch.ChildRun, p: dict, root: Path) -> GateResult:
-    c = outcomes.classify_gate(g, index.file_of(g), child, index.instances(g))
+def _gate_result(g: str, index, child: launch.ChildRun, p: dict, root: Path, expected: int) -> GateResult:
+    c = outcomes.classify_gate(g, index.file_of(g), child, expected)
     info = index.gates[g]
     return GateResult(
         gate=g,

@@ -21,6 +21,8 @@ GATE_ADD = f"{ARITH}::test_add_fixture"
 GATE_SCALE = f"{ARITH}::test_scale"
 GATE_NEG = f"{ARITH}::test_neg_is_float"
 TEST_PATHS = [ARITH, "tests/toygate_clock.py", "tests/toygate_broken.py"]
+SPLIT = "tests/toygate_split.py"
+GATE_FOUR = f"{SPLIT}::test_four"
 
 
 def make_toy_repo(dest: Path) -> Path:

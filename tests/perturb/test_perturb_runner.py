@@ -161,3 +161,21 @@ def test_a_file_changed_on_disk_fails_the_run_loudly(tmp_path):
     assert not r.ok and r.error_kind == "source_changed"
     assert r.sources["changed"] == ["toysubj/arith.py"] and "toysubj/arith.py" in r.error
     assert not (repo / "reports").exists()  # no evidence written
+
+
+def test_only_the_instances_covering_the_target_run(tmp_path):
+    """A gate with one instance per subject: a patch of one subject's module runs (in the baseline,
+    the perturbation and green after) only that subject's instance, and is caught by it."""
+    from .conftest import SPLIT, GATE_FOUR
+
+    repo = make_toy_repo(tmp_path / "repo")
+    perturbation = {"id": "P_twice", "title": "double triples", "target": "toysubj.twice",
+                    "edits": [{"find": "return 2.0 * x", "replace": "return 3.0 * x"}], "gates": [GATE_FOUR]}
+    r = run([perturbation], test_paths=[SPLIT], repo_root=repo, reports_dir="reports", jobs=2, timeout_s=60)
+    assert r.error is None, r.error
+    only = [f"{GATE_FOUR}[twice]"]
+    assert sorted(r.baseline["readings"]) == only
+    o = r.perturbations[0].outcomes[0]
+    assert (o.outcome, o.reading, o.green_after) == ("red_by_assertion", 2.0, True)
+    assert [i["nodeid"] for i in o.instances] == only
+    assert [i["nodeid"] for i in json.loads((repo / r.evidence[0]).read_text())["instances"]] == only
