@@ -1,13 +1,16 @@
 """Benchmark of the perturbation runner against the naive way, measured in one run.
 
-    python -m fidelity.bench.perturb_bench [P1..P5] [--all] [--naive-limit N]
+    python -m fidelity.bench.perturb_bench [P1..P5] [--all] [--naive-limit N] [--also-cold]
 
 The runner: `fidelity perturb IDS` (baseline twice, forced failure, one child per
 perturbation running only the gates that cover its target, one green-after child),
 with a fresh gate-index cache and a throwaway reports directory, so nothing is reused.
 The naive way: for each perturbation, the WHOLE gate suite (tests/gates) in a fresh
 process with the patch served by the same import hook, one after another. Both are
-wall-clock times on this machine; the ratio is naive / runner.
+wall-clock times on this machine; the ratio is naive / runner. --all is the whole
+catalogue (`fidelity perturb --all`: our perturbations and the third-party ones, each
+group with its own baseline). --also-cold times the runner once more with
+--cold-start (every child a fresh interpreter) to show what the warm start saves.
 """
 from __future__ import annotations
 
@@ -27,11 +30,12 @@ from fidelity.spec import load_catalogue
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 
 
-def time_runner(ids: list[str], workdir: Path) -> tuple[float, int]:
-    env = {**os.environ}
+def time_runner(selection: list[str], workdir: Path, cold: bool = False) -> tuple[float, int]:
+    env = {**os.environ, "FIDELITY_CACHE_DIR": str(workdir / "cache")}  # a fresh index: nothing reused
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "fidelity", "perturb", *ids, "--reports", str(workdir / "reports"),
-                           "--json"], cwd=REPO_ROOT, capture_output=True, text=True, env=env)
+    proc = subprocess.run([sys.executable, "-m", "fidelity", "perturb", *selection, "--reports", str(workdir / "reports"),
+                           "--json", *(["--cold-start"] if cold else [])],
+                          cwd=REPO_ROOT, capture_output=True, text=True, env=env)
     return time.perf_counter() - start, proc.returncode
 
 
@@ -55,23 +59,27 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("ids", nargs="*", default=["P1..P5"])
     parser.add_argument("--all", action="store_true", help="time the whole catalogue with the runner")
+    parser.add_argument("--also-cold", action="store_true", help="also time the runner with --cold-start")
     parser.add_argument("--naive-limit", type=int, default=5,
                         help="time the naive way on at most this many perturbations and scale (default 5)")
     args = parser.parse_args(argv)
     cat = load_catalogue()
-    own = [p for p in cat.perturbations.values() if not p.data.get("subject")]
-    ids = [p.id for p in own] if args.all else expand_ids(args.ids, list(cat.perturbations))
-    chosen = [cat.perturbations[i].data for i in ids]
+    ids = list(cat.perturbations) if args.all else expand_ids(args.ids, list(cat.perturbations))
+    # the naive way runs our own subjects' suite: a third-party perturbation needs its package's run
+    chosen = [cat.perturbations[i].data for i in ids if not cat.perturbations[i].data.get("subject")]
     with tempfile.TemporaryDirectory(prefix="fidelity-bench-") as tmp:
         work = Path(tmp)
-        os.environ["FIDELITY_CACHE_DIR"] = str(work / "cache")
-        runner_s, code = time_runner(ids, work)
+        runner_s, code = time_runner(["--all"] if args.all else ids, work / "warm")
+        cold = time_runner(["--all"] if args.all else ids, work / "cold", cold=True) if args.also_cold else None
         sample = chosen[: args.naive_limit]
         naive_s = time_naive(sample, work) * len(chosen) / max(1, len(sample))
     scaled = "" if len(sample) == len(chosen) else f" (measured on {len(sample)}, scaled to {len(chosen)})"
-    print(f"perturbations: {len(chosen)} ({ids[0]}..{ids[-1]}), cpu cores: {os.cpu_count()}")
+    print(f"perturbations: {len(ids)} ({ids[0]}..{ids[-1]}), cpu cores: {os.cpu_count()}")
     print(f"runner  (fidelity perturb):                  {runner_s:8.1f} s  exit {code}")
-    print(f"naive   (whole gate suite per perturbation): {naive_s:8.1f} s{scaled}")
+    if cold is not None:
+        print(f"runner  (fidelity perturb --cold-start):     {cold[0]:8.1f} s  exit {cold[1]}")
+    print(f"naive   (whole gate suite per perturbation): {naive_s:8.1f} s{scaled}"
+          + (f", our {len(chosen)} of them" if len(chosen) != len(ids) else ""))
     print(f"ratio   naive / runner:                      {naive_s / runner_s:8.2f} x")
     return 0 if code == 0 else 1
 

@@ -44,6 +44,9 @@ def add_parser(sub) -> None:
     p.add_argument("--jobs", type=int, default=None, help="parallel children (default: CPU count)")
     p.add_argument("--timeout", type=float, default=600.0,
                    help="seconds per child before it is killed as hung (default 600: Triton gates under the CPU interpreter are slow)")
+    p.add_argument("--cold-start", action="store_true",
+                   help="start every child as a fresh interpreter; by default children are forked from one "
+                        "process that has imported torch and pytest (a target it holds still starts cold)")
     p.add_argument("--reports", type=Path, default=REPO_ROOT / "reports", help="where evidence is written")
     add_specs_option(p)
     add_json_option(p)
@@ -107,7 +110,7 @@ def run(args) -> int:
                     say({"message": f"== perturbations of subject {subject}: {', '.join(p['id'] for p in group)}"})
                 results.append(run_perturbations(group, repo_root=REPO_ROOT, reports_dir=args.reports,
                                                  jobs=args.jobs, timeout_s=args.timeout, stale_only=args.stale,
-                                                 progress=say))
+                                                 progress=say, warm_start=not args.cold_start))
     except PerturbError as exc:
         return _usage(str(exc))
     except SubjectLoadError as exc:

@@ -1,7 +1,8 @@
 """Start one runner child, bound its time, and read what it left.
 
 A child is `python -m fidelity.perturb.child JOB.json` in its own process
-group (session), with its output in a log file. On timeout the whole group is
+group (session), with its output in a log file; or, given a warm-start
+zygote (warm_start.py), the same `child.main` in a process forked from it. On timeout the whole group is
 killed (SIGKILL), so a gate that forked or started threads cannot outlive it.
 A child with no final results file died: "crash (exit code N)" (the plugin
 writes that file when the pytest session finishes, whatever its exit status;
@@ -24,7 +25,7 @@ from pathlib import Path
 OK_EXIT_CODES = (0, 1, 5)  # pytest: all passed, some failed, nothing collected
 OUTPUT_TAIL = 4000
 
-_live: set[subprocess.Popen] = set()
+_live: set[subprocess.Popen | int] = set()  # cold children, and warm children's pids
 _live_lock = threading.Lock()
 
 
@@ -39,6 +40,7 @@ class ChildRun:
     in_flight: str | None = None   # nodeid started and not finished (crash / timeout)
     collect_errors: list[dict] = field(default_factory=list)
     output_tail: str = ""
+    start: str = "cold"            # "warm": forked from the zygote; "cold": a fresh interpreter
 
     @property
     def status(self) -> str:
@@ -66,6 +68,7 @@ class ChildRun:
     def to_json(self) -> dict:
         return {
             "label": self.label,
+            "start": self.start,
             "patch_served": self.patch_served,
             "status": self.status_text,
             "returncode": self.returncode,
@@ -102,8 +105,10 @@ def child_env(repo_root: str, pythonpath: list[str] | tuple[str, ...] = (), thre
     return env
 
 
-def run_child(job: dict, *, workdir: str | os.PathLike, label: str, cwd: str, env: dict, timeout_s: float) -> ChildRun:
-    """Run one child job to completion or timeout. `job["results"]` is set here."""
+def run_child(job: dict, *, workdir: str | os.PathLike, label: str, cwd: str, env: dict, timeout_s: float,
+              zygote=None) -> ChildRun:
+    """Run one child job to completion or timeout. `job["results"]` is set here. With a
+    zygote the child is forked from it (cwd and env are the zygote's, the same values)."""
     d = Path(workdir) / _safe(label)
     d.mkdir(parents=True, exist_ok=True)
     results = d / "results.json"
@@ -116,6 +121,38 @@ def run_child(job: dict, *, workdir: str | os.PathLike, label: str, cwd: str, en
     job_path.write_text(json.dumps(job), encoding="utf-8")
     log_path = d / "output.log"
     t0 = time.perf_counter()
+    if zygote is not None:
+        returncode, timed_out = _run_warm(zygote, job_path, log_path, timeout_s)
+    else:
+        returncode, timed_out = _run_cold(job_path, log_path, cwd, env, timeout_s)
+    wall = time.perf_counter() - t0
+    final = None
+    if results.exists():
+        try:
+            final = json.loads(results.read_text(encoding="utf-8"))
+        except ValueError:
+            final = None
+    items, started = _read_partial(partial)
+    if final is not None:
+        items = final.get("items", [])
+    done = {i["nodeid"] for i in items}
+    in_flight = next((n for n in reversed(started) if n not in done), None)
+    tail = log_path.read_bytes()[-OUTPUT_TAIL:].decode("utf-8", "replace")
+    return ChildRun(
+        label=label,
+        returncode=returncode,
+        timed_out=timed_out,
+        wall_s=wall,
+        results=final,
+        items=items,
+        in_flight=in_flight if (timed_out or final is None) else None,
+        collect_errors=(final or {}).get("collect_errors", []),
+        output_tail=tail,
+        start="warm" if zygote is not None else "cold",
+    )
+
+
+def _run_cold(job_path: Path, log_path: Path, cwd: str, env: dict, timeout_s: float) -> tuple[int | None, bool]:
     timed_out = False
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
@@ -134,30 +171,22 @@ def run_child(job: dict, *, workdir: str | os.PathLike, label: str, cwd: str, en
         finally:
             with _live_lock:
                 _live.discard(proc)
-    wall = time.perf_counter() - t0
-    final = None
-    if results.exists():
-        try:
-            final = json.loads(results.read_text(encoding="utf-8"))
-        except ValueError:
-            final = None
-    items, started = _read_partial(partial)
-    if final is not None:
-        items = final.get("items", [])
-    done = {i["nodeid"] for i in items}
-    in_flight = next((n for n in reversed(started) if n not in done), None)
-    tail = log_path.read_bytes()[-OUTPUT_TAIL:].decode("utf-8", "replace")
-    return ChildRun(
-        label=label,
-        returncode=proc.returncode,
-        timed_out=timed_out,
-        wall_s=wall,
-        results=final,
-        items=items,
-        in_flight=in_flight if (timed_out or final is None) else None,
-        collect_errors=(final or {}).get("collect_errors", []),
-        output_tail=tail,
-    )
+    return proc.returncode, timed_out
+
+
+def _run_warm(zygote, job_path: Path, log_path: Path, timeout_s: float) -> tuple[int | None, bool]:
+    pid = zygote.start(str(job_path), str(log_path))
+    with _live_lock:
+        _live.add(pid)
+    try:
+        code = zygote.wait(pid, timeout_s)
+        if code is not None:
+            return code, False
+        _kill_group(pid)
+        return zygote.wait(pid), True
+    finally:
+        with _live_lock:
+            _live.discard(pid)
 
 
 def kill_all() -> None:
@@ -168,12 +197,13 @@ def kill_all() -> None:
         _kill_group(proc)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc: subprocess.Popen | int) -> None:
+    pid = proc if isinstance(proc, int) else proc.pid
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         try:
-            proc.kill()
+            os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
 

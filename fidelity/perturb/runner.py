@@ -35,6 +35,9 @@ summary), and the message reads "[3/12] P3 ... red by assertion (2 gates)".
 
 Relative `test_paths`, `reports_dir` and `cache_dir` are relative to repo_root.
 A perturbation may carry "timeout_s" to override the run's timeout for itself.
+With warm_start (the default) children are forked from a zygote that has
+imported torch and pytest once (warm_start.py); a perturbation whose target the
+zygote holds, and every child when no zygote can start, starts cold.
 """
 from __future__ import annotations
 
@@ -124,6 +127,7 @@ def run(
     pythonpath: Iterable[str] = (),
     cache_dir: str | os.PathLike | None = None,
     fixtures_dir: str | os.PathLike = FIXTURES_DIR,
+    warm_start: bool = True,
 ) -> RunResult:
     t_start = time.perf_counter()
     root = Path(repo_root).resolve()
@@ -169,8 +173,14 @@ def run(
                           "path": patch.path, "source": patch.patched}
         return j
 
-    def launch_child(label, j, timeout):
-        return launch.run_child(j, workdir=workdir, label=label, cwd=str(root), env=env, timeout_s=timeout)
+    warm = _LazyZygote(str(root), env) if warm_start else None
+
+    def launch_child(label, j, timeout, target=None):
+        zygote = warm.get() if warm is not None else None
+        if zygote is not None and target is not None and zygote.holds(target):
+            zygote = None  # the target is imported there already: its patch needs a fresh interpreter
+        return launch.run_child(j, workdir=workdir, label=label, cwd=str(root), env=env, timeout_s=timeout,
+                                zygote=zygote)
 
     result = RunResult()
     results: dict[str, PerturbationResult] = {}
@@ -275,7 +285,7 @@ def run(
             if pr.gates:
                 t = p["timeout_s"] or timeout_s
                 futures[pool.submit(launch_child, f"perturbation-{p['id']}",
-                                    job(pr.gates, patches[p["id"]], keep=instances_of[p["id"]]), t)] = p
+                                    job(pr.gates, patches[p["id"]], keep=instances_of[p["id"]]), t, p["target"])] = p
         ran_gates = sorted({g for p in todo for g in results[p["id"]].gates})
         ran_instances = set().union(*(instances_of[p["id"]] for p in todo if results[p["id"]].gates))
         after_future = (pool.submit(launch_child, "green-after", job(ran_gates, keep=ran_instances), timeout_s)
@@ -333,6 +343,8 @@ def run(
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+        if warm is not None:
+            warm.close()
         _rmtree(workdir)
 
     # 7. nothing on disk moved
@@ -378,6 +390,35 @@ def run(
 
 
 # ---------------------------------------------------------------- helpers
+
+class _LazyZygote:
+    """The warm-start zygote, started by the first child that needs one (a run with nothing
+    stale starts none); None when it cannot start (the children then start cold)."""
+
+    def __init__(self, cwd: str, env: dict):
+        import threading
+
+        self._cwd, self._env = cwd, env
+        self._lock = threading.Lock()
+        self._zygote = None
+        self._tried = False
+
+    def get(self):
+        from fidelity.perturb import warm_start
+
+        with self._lock:
+            if not self._tried:
+                self._tried = True
+                try:
+                    self._zygote = warm_start.Zygote(cwd=self._cwd, env=self._env)
+                except (warm_start.WarmStartUnavailable, OSError):
+                    self._zygote = None
+            return self._zygote
+
+    def close(self) -> None:
+        with self._lock:
+            if self._zygote is not None:
+                self._zygote.close()
 
 def _watched_files(patches, todo, index, selected, root: Path, fixtures: Path) -> list[str]:
     files = {patches[p["id"]].path for p in todo}
