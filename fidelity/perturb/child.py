@@ -9,6 +9,8 @@ The job (written by the runner) is a JSON object:
   patch         null, or {"perturbation": id, "module": name, "path": file, "source": patched text}
   keep          optional: the node ids to run; every other test collected from `args` is
                 deselected (written to RESULTS.keep.json for the plugin)
+  stop_gate_when_red  optional: instances run in node-id order and a gate's remaining
+                instances are skipped once one has failed by assertion (perturbation children)
 
 With a patch, the import hook is installed before pytest (or anything else)
 can import the target, so every import of the target inside this process gets
@@ -43,6 +45,8 @@ def pytest_args(job: dict, keep_file: str | None = None) -> list[str]:
         args += ["--fidelity-subject-file", job["patch"]["path"]]
     if keep_file:
         args += ["--fidelity-keep", keep_file]
+    if job.get("stop_gate_when_red"):
+        args.append("--fidelity-stop-gate-when-red")
     if job.get("mode") == "collect":
         args.append("--collect-only")
     args += list(job.get("extra_args") or [])

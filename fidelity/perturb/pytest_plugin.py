@@ -48,6 +48,7 @@ MODE_ENV = "FIDELITY_PERTURB_MODE"
 FIXTURES_ENV = "FIDELITY_PERTURB_FIXTURES"
 SUBJECT_ENV = "FIDELITY_PERTURB_SUBJECT_FILES"  # os.pathsep-separated
 MESSAGE_LIMIT = 2000
+ALREADY_RED = "not run: an earlier instance of this gate already failed by its own assertion"
 FORMAT = 1
 
 _ASSERTION_LIBRARIES = tuple(
@@ -97,6 +98,8 @@ def pytest_addoption(parser):
     group.addoption("--fidelity-subject-file", action="append", default=[], help="the patched subject's source file")
     group.addoption("--fidelity-keep", default=None,
                     help="a JSON list of node ids: every other collected test is deselected (run mode)")
+    group.addoption("--fidelity-stop-gate-when-red", action="store_true", default=False,
+                    help="run a gate's instances in node-id order and skip the rest once one fails by assertion")
 
 
 def pytest_configure(config):
@@ -111,7 +114,8 @@ def pytest_configure(config):
     if os.environ.get(SUBJECT_ENV):
         subjects += [p for p in os.environ[SUBJECT_ENV].split(os.pathsep) if p]
     recorder = Recorder(mode, results, fixtures, subjects, rootdir=str(config.rootpath),
-                        keep=_read_keep(config.getoption("--fidelity-keep")))
+                        keep=_read_keep(config.getoption("--fidelity-keep")),
+                        stop_gate_when_red=config.getoption("--fidelity-stop-gate-when-red"))
     config.pluginmanager.register(recorder, "fidelity-perturb-recorder")
 
 
@@ -131,10 +135,12 @@ def _audit(event, args):
 
 class Recorder:
     def __init__(self, mode: str, results: str, fixtures: str | None, subject_files: list[str], rootdir: str | None = None,
-                 keep: set[str] | None = None):
+                 keep: set[str] | None = None, stop_gate_when_red: bool = False):
         global _ACTIVE, _AUDIT_INSTALLED
         self.mode = mode
         self.keep = keep
+        self.stop_gate_when_red = stop_gate_when_red
+        self._red_gates: set[str] = set()  # gates with an instance failed by assertion (stop mode)
         self.rootdir = os.path.abspath(rootdir) + os.sep if rootdir else None
         self.results = os.path.abspath(results)
         self.subject_files = {os.path.abspath(p) for p in subject_files}
@@ -215,12 +221,24 @@ class Recorder:
     def pytest_collection_modifyitems(self, session, config, items):
         """Run mode with a keep list: only the listed instances run (a perturbation runs just the
         instances whose subject uses the patched module, not every parametrisation of the gate)."""
-        if self.mode != "run" or self.keep is None:
+        if self.mode != "run":
             return
-        deselected = [it for it in items if it.nodeid not in self.keep]
-        if deselected:
-            items[:] = [it for it in items if it.nodeid in self.keep]
-            config.hook.pytest_deselected(items=deselected)
+        if self.keep is not None:
+            deselected = [it for it in items if it.nodeid not in self.keep]
+            if deselected:
+                items[:] = [it for it in items if it.nodeid in self.keep]
+                config.hook.pytest_deselected(items=deselected)
+        if self.stop_gate_when_red:
+            # node-id order: the first instance failing by assertion is then the one a full run
+            # reports (outcomes.classify_gate takes the smallest node id), so the reading is the same
+            items.sort(key=lambda it: it.nodeid)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item):
+        """Stop mode: a gate already red by its own assertion has shown what a perturbation
+        needs; its remaining instances are skipped, saying so, before their fixtures run."""
+        if self.stop_gate_when_red and gate_id(item.nodeid) in self._red_gates:
+            pytest.skip(ALREADY_RED)
 
     def pytest_collection_finish(self, session):
         if self.mode != "collect":
@@ -344,6 +362,8 @@ class Recorder:
             entry["outcome"] = "failed" if failure["phase"] == "call" else "error"
         elif skip is not None:
             entry.update(outcome="skipped", phase=skip["phase"], skip_reason=skip["reason"])
+        if entry["outcome"] == "failed" and entry["kind"] == "assertion":
+            self._red_gates.add(entry["gate"])
         self.items.append(entry)
         self._write_partial({"event": "item", "item": entry})
 

@@ -18,7 +18,10 @@ The steps, in order (DESIGN.md, "The evidence rules"):
     (error_kind "baseline_red"), any gate whose readings differ between the
     two runs is flaky and refused ("flaky"), a forced failure not seen red by
     assertion with its reading stops it too ("forced_failure");
- 5. one child per perturbation, `jobs` at a time, each under its timeout;
+ 5. one child per perturbation, `jobs` at a time, each under its timeout; a
+    gate's instances run in node-id order and, once one fails by the gate's own
+    assertion, the rest are skipped (the outcome and reading are those a full
+    run reports: classify_gate takes the smallest failing node id);
  6. green after: one unpatched child over the union of the gates run (queued
     behind the perturbation children: each child is a fresh process and nothing
     is written to disk, so it may start while the last perturbations run);
@@ -167,7 +170,9 @@ def run(
 
     def job(args, patch=None, rootdir=root, keep=None):
         j = {"mode": "run", "args": list(args), "rootdir": str(rootdir), "fixtures_dir": str(fixtures), "patch": None,
-             "keep": sorted(keep) if keep is not None else None}
+             "keep": sorted(keep) if keep is not None else None,
+             # a perturbation needs each gate red once: the rest of a red gate's instances are skipped
+             "stop_gate_when_red": patch is not None}
         if patch is not None:
             j["patch"] = {"perturbation": patch.perturbation_id, "module": patch.module,
                           "path": patch.path, "source": patch.patched}

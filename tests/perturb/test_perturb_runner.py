@@ -179,3 +179,16 @@ def test_only_the_instances_covering_the_target_run(tmp_path):
     assert (o.outcome, o.reading, o.green_after) == ("red_by_assertion", 2.0, True)
     assert [i["nodeid"] for i in o.instances] == only
     assert [i["nodeid"] for i in json.loads((repo / r.evidence[0]).read_text())["instances"]] == only
+
+
+def test_a_gate_red_by_assertion_skips_its_remaining_instances(main_run):
+    """In a perturbation child a gate needs to go red once: its instances run in node-id order and
+    those after the first assertion failure are skipped, saying why; the reading is the first's."""
+    from fidelity.perturb.pytest_plugin import ALREADY_RED
+
+    o = main_run.outcome("P_add", GATE_ADD)
+    assert [(i["nodeid"].split("[")[1], i["outcome"]) for i in o.instances] == [("1.0]", "failed"), ("2.0]", "skipped")]
+    assert o.instances[1]["skip_reason"] == f"Skipped: {ALREADY_RED}"
+    # unpatched children run every instance
+    assert {n: r["reading"] for n, r in main_run.result.baseline["readings"].items() if n.startswith(GATE_ADD)} == {
+        f"{GATE_ADD}[1.0]": 0.0, f"{GATE_ADD}[2.0]": 0.0}
