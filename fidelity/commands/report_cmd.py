@@ -1,4 +1,4 @@
-"""`fidelity report [--check] [--no-gates | --gates-from FILE]`: render the ledger."""
+"""`fidelity report [--check] [--no-gates | --gates-from FILE] [--subject NAME ...]`: render the ledger."""
 from __future__ import annotations
 
 import sys
@@ -25,10 +25,23 @@ The subject matrix needs a gate run: by default the gate suite runs once (progre
 on stderr); --gates-from reports/gate-run.json reuses a recorded run (the same
 bytes on any machine); --no-gates leaves the matrix out ('not run: --no-gates').
 
+--subject NAME (repeatable: pot, hyper-connections, hyper-connections-log, attn-res,
+an installed entry point of the group fidelity.subjects, or module:object) also
+runs the gate suite once per named package, on it alone (as `fidelity check
+--subject` does), records those runs in gate-run.json beside ours, and adds to the
+ledger a column per package in the subject matrices (passed / finding / not run,
+equation by equation) and a section "Findings about third-party subjects" (per
+package and equation: the gate, the instance, the reading, the message). A finding
+is about that package: it changes no exit code. A recorded run read back with
+--gates-from renders the same columns without running anything; --subject cannot
+be combined with --gates-from or --no-gates (exit 2).
+
 The same specs, evidence and gate run give the same bytes. --check writes nothing:
 it regenerates in memory and exits 1 naming each file that differs (LEDGER.md
 always; ledger.json and mutation-report.json when present), 0 when all match.
-Exit 2: spec errors, an unreadable --gates-from file.
+Exit 2: spec errors, an unreadable --gates-from file, an unknown --subject (the
+message lists the known names), --subject with --gates-from or --no-gates. Exit 1
+also when a --subject gate run does not complete (pytest exit other than 0 or 1).
 """
 
 
@@ -40,6 +53,10 @@ def add_parser(sub) -> None:
     gates.add_argument("--no-gates", action="store_true", help="do not run the gate suite; no subject matrix")
     gates.add_argument("--gates-from", type=Path, metavar="FILE",
                        help="use a recorded gate run (e.g. reports/gate-run.json) instead of running the suite")
+    p.add_argument("--subject", action="append", default=[], metavar="NAME|module:object",
+                   help="also run the gate suite on this third-party subject alone (repeatable; e.g. --subject pot "
+                        "--subject hyper-connections --subject attn-res) and show its conformance per equation in "
+                        "the subject matrix, and its findings in their own section; findings change no exit code")
     p.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 if reports/LEDGER.md (or a present ledger.json / "
                         "mutation-report.json) differs from what would be generated")
@@ -57,21 +74,69 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def _third_party_references(names: list[str]) -> list[str]:
+    """--subject values -> `module:object` references, one per subject name, sorted by name.
+
+    SubjectLoadError for an unknown name (listing the known ones), one of our own subjects,
+    a reference that does not import, or two references of the same name.
+    """
+    from fidelity.subjects import registry
+
+    named = registry.named_references()
+    known = f"third-party subjects known here: {', '.join(named)}; or give module:object"
+    refs: dict[str, str] = {}
+    for name in names:
+        if ":" not in name and name not in named:
+            builtin = {registry.load_reference(r).name for r in registry.BUILTIN}
+            if name in builtin:
+                raise registry.SubjectLoadError(f"{name!r} is one of our own subjects, in every gate run already; "
+                                                f"--subject names someone else's implementation ({known})")
+            raise registry.SubjectLoadError(f"no subject named {name!r}; {known}")
+        ref, subject = registry.resolve(name)
+        if ref in registry.BUILTIN:
+            raise registry.SubjectLoadError(f"{name!r} is one of our own subjects, in every gate run already; "
+                                            f"--subject names someone else's implementation ({known})")
+        if refs.get(subject.name, ref) != ref:
+            raise registry.SubjectLoadError(
+                f"two subjects are named {subject.name!r} ({refs[subject.name]!r} and {ref!r})")
+        refs[subject.name] = ref
+    return [refs[n] for n in sorted(refs)]
+
+
 def run(args) -> int:
     from fidelity.report import gaterun, outputs
+    from fidelity.subjects.registry import SubjectLoadError
 
     start = time.perf_counter()
+    subjects: list[str] = []
+    if args.subject:
+        if args.gates_from or args.no_gates:
+            why = ("a recorded run is rendered as recorded, with the third-party runs it holds; record one with "
+                   "`fidelity report --subject NAME ...`" if args.gates_from else
+                   "without a gate run there is no subject matrix to add a column to")
+            print(f"fidelity report: error: --subject runs the gate suite on that package; it cannot be combined "
+                  f"with {'--gates-from' if args.gates_from else '--no-gates'} ({why})", file=sys.stderr)
+            return EXIT_USAGE
+        try:
+            subjects = _third_party_references(args.subject)
+        except SubjectLoadError as exc:
+            print(f"fidelity report: error: --subject: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     cat = load_catalogue(args.specs)
     fixtures = args.fixtures or REPO_ROOT / "fixtures"
     out_dir = args.out or args.reports
     opts = outputs.Options(repo_root=REPO_ROOT, reports_dir=args.reports, out_dir=out_dir, fixtures_dir=fixtures,
                            gates="none" if args.no_gates else "file" if args.gates_from else "run",
-                           gates_from=args.gates_from, html=not (args.no_html or args.check))
+                           gates_from=args.gates_from, html=not (args.no_html or args.check),
+                           subjects=tuple(subjects))
     try:
         files, gate_run = outputs.generate(cat, opts, _say)
     except gaterun.GateRunError as exc:
         print(f"fidelity report: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except gaterun.ThirdPartyRunError as exc:
+        print(f"fidelity report: error: {exc}", file=sys.stderr)
+        return EXIT_RED
     elapsed = time.perf_counter() - start
     if args.check:
         problems = outputs.check(files, out_dir)

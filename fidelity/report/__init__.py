@@ -3,7 +3,8 @@ and the gate run say, as Markdown, one self-contained HTML page, JSON and a
 Stryker mutation report.
 
 One idea per file:
-  gaterun     run the gate suite once for the subject matrix, or read a recorded run
+  gaterun     run the gate suite once for the subject matrix (and once per third-party
+              subject asked for with --subject), or read a recorded run
   separation  relative distances of fixture predictions; separations in tolerance units
   model       gather everything into one JSON-safe dict (the only input of the renderers)
   blocks      the shapes a page is made of (headings, tables, tags, ...)

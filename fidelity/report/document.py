@@ -1,15 +1,18 @@
 """The ledger as a page: the gathered data (model.gather) laid out as blocks.
 
-Order per paper: provenance, equations, deltas, claims, subject matrix, red to
-green, blind spots, weak gates, and the claim ledger in four parts (Sourced,
-Measured, Transcription, Not claimed). Observations and predictions sit in
-separate columns, and every red-to-green row says which one it is.
+After the summary and the subjects come the findings about third-party subjects
+(only when the gate run holds runs of someone else's packages). Order per paper:
+provenance, equations, deltas, claims, subject matrix (with a column per
+third-party package whose gates cover the paper), red to green, blind spots, weak
+gates, and the claim ledger in four parts (Sourced, Measured, Transcription, Not
+claimed). Observations and predictions sit in separate columns, and every
+red-to-green row says which one it is.
 """
 from __future__ import annotations
 
 from fidelity.report.blocks import (Bullets, Code, CodeBlock, Document, Heading, Link, Para, Plot, Strong, Table,
                                     Tag, anchor)
-from fidelity.report.model import OBSERVED, OBSERVED_STALE, PREDICTED_ONLY, perturbation_key
+from fidelity.report.model import FINDING, NOT_PROVIDED, OBSERVED, OBSERVED_STALE, PREDICTED_ONLY, perturbation_key
 
 DASH = "—"
 PLOTS = (
@@ -146,6 +149,80 @@ def _subjects(doc: Document, ledger: dict) -> None:
                          s.get("description", "")) for s in run["subjects"])))
 
 
+def _how(f: dict) -> str:
+    if f.get("kind") == "assertion":
+        return "the gate's assertion"
+    exc = (f.get("exc_type") or "an error").rsplit(".", 1)[-1]
+    return f"raised {exc}"
+
+
+def _readings_text(readings: dict) -> str:
+    if not readings:
+        return DASH
+    return "; ".join(f"{k} = {num(v, 9)}" for k, v in sorted(readings.items()))
+
+
+def _finding_rows(t: dict) -> list[tuple]:
+    """One row per (equation, gate) with a finding: its failed instances, and the first one's reading and message."""
+    rows = []
+    for e in t["equations"]:
+        if e["verdict"] != FINDING:
+            continue
+        by_gate: dict[str, list[dict]] = {}
+        for f in e["findings"]:
+            by_gate.setdefault(f["gate"], []).append(f)
+        for gate, fs in sorted(by_gate.items()):
+            first = fs[0]
+            instances = codes([f["instance"] for f in fs if f["instance"]])
+            rows.append((Code(e["equation"]), Code(_gate_short(gate)), instances, _how(first),
+                         _readings_text(first["readings"]), first["message"] or DASH))
+    return rows
+
+
+def _third_party(doc: Document, ledger: dict) -> None:
+    third = ledger.get("third_party")
+    if third is None:
+        return
+    doc.add(Heading(2, "Findings about third-party subjects", "third-party"))
+    doc.add(Para(("Someone else's implementation held to the same gates, each package in a gate run of its own on "
+                  "that package alone (", Code("fidelity report --subject NAME"), "; the verdicts are those of ",
+                  Code("fidelity check --subject NAME"), "). A ", Strong("finding"), " is a gate that failed on "
+                  "that package: it is about the package, never a failure of this project, and counts in no verdict "
+                  "of ours (not in the summary, the acceptance of a gate, or any exit code).")))
+    if not third:
+        doc.add(Para("No third-party subject was run."))
+        return
+    doc.add(Table(("subject", "reference", "package versions", "available here", "gates run",
+                   "equations passed", "with findings", "not run"),
+                  tuple((Link(t["name"], "#" + anchor("third-party", t["name"])), Code(t["reference"] or DASH),
+                         ", ".join(f"{d} {v}" for d, v in t["versions"].items()) or DASH,
+                         "yes" if t["available"] else f"no: {t['reason']}", str(t["gates"]), str(t["passed"]),
+                         str(t["findings"]), str(t["not_run"])) for t in third)))
+    for t in third:
+        doc.add(Heading(3, f"Findings about {t['name']} (third party)", anchor("third-party", t["name"])))
+        doc.add(Para((Code(t["name"]), ": " + (t["description"] or "no description") + ".")))
+        if not t["available"]:
+            doc.add(Para(("Not available where the gate suite ran: ", t["reason"] or "no reason given",
+                          ". Every gate of it is not run; nothing is said about the package.")))
+        rows = _finding_rows(t)
+        if rows:
+            doc.add(Para(f"{t['findings']} equations with findings about {t['name']}: one row per equation and "
+                         "gate, with the instances that failed; the reading (the number the gate compared) and the "
+                         "message are the first failed instance's (every instance's are in ledger.json)."))
+            doc.add(Table(("equation", "gate", "failed instances", "failed by", "reading", "message"), tuple(rows)))
+        elif t["available"]:
+            doc.add(Para(f"No finding: every gate that ran on {t['name']} passed." if t["passed"] else
+                         f"No finding, and no gate passed on {t['name']} either."))
+        by_reason: dict[str, list[str]] = {}
+        for e in t["equations"]:
+            if e["verdict"] == "not run":
+                for r in e["not_run_reasons"] or ["no reason given"]:
+                    by_reason.setdefault(r, []).append(e["equation"])
+        if by_reason:
+            doc.add(Para(Strong(f"Not run on {t['name']}: equations no gate could drive on it, by reason")))
+            doc.add(Bullets(tuple((r, ": ", codes(eqs)) for r, eqs in sorted(by_reason.items()))))
+
+
 # ---------------------------------------------------------------- per paper
 
 def _provenance(doc: Document, p: dict) -> None:
@@ -229,6 +306,26 @@ def _cell(cell: dict):
     return (Tag(status, kind), extra)
 
 
+def _third_party_cell(cell: dict):
+    status = cell["status"]
+    if status == NOT_PROVIDED:
+        return DASH
+    if status == "not run":
+        return Tag(status, "skipped")
+    tag = Tag(status, "failed" if status == FINDING else "passed")
+    gates = cell["passed"] + cell["failed"] + cell["not_run"]
+    extra = f" {cell['failed'] if status == FINDING else cell['passed']} of {gates} gates"
+    if status == FINDING and cell["passed"]:
+        extra += f", {cell['passed']} passed"
+    if cell["not_run"]:
+        extra += f", {cell['not_run']} not run"
+    return (tag, extra)
+
+
+def third_party_header(name: str) -> str:
+    return f"{name} (third party)"
+
+
 def _subject_matrix(doc: Document, p: dict) -> None:
     m = p["subject_matrix"]
     doc.add(Heading(3, "Subject matrix", anchor(p["id"], "subjects")))
@@ -238,13 +335,24 @@ def _subject_matrix(doc: Document, p: dict) -> None:
     doc.add(Para(("Equations x subjects, from ", m["note"], ". A cell counts the equation's gates: "
                   "passed when every instance that ran passed; instances skipped for a missing subject or device "
                   "are not run, never passed.")))
-    rows = tuple((Code(r["equation"]), *[_cell(r["cells"][s]) for s in m["subjects"]]) for r in m["rows"])
-    doc.add(Table(("equation", *m["subjects"]), rows, css="matrix"))
+    third = m.get("third_party") or []
+    if third:
+        doc.add(Para((Strong("(third party)"), ": someone else's package, from a gate run of its own on that "
+                      "package alone. A ", Strong("finding"), " there is about that package, never a failure of "
+                      "ours (see ", Link("Findings about third-party subjects", "#third-party"), "); ", DASH,
+                      ": no gate of this equation runs on it (it does not provide the mechanism).")))
+    rows = tuple((Code(r["equation"]), *[_cell(r["cells"][s]) for s in m["subjects"]],
+                  *[_third_party_cell(r["third_party"][t]) for t in third]) for r in m["rows"])
+    doc.add(Table(("equation", *m["subjects"], *[third_party_header(t) for t in third]), rows, css="matrix"))
     why = []
     for s in m["subjects"]:
         reasons = sorted({x for r in m["rows"] for x in r["cells"][s]["reasons"]})
         if reasons:
             why.append((Code(s), ": " + "; ".join(reasons)))
+    for t in third:
+        reasons = sorted({x for r in m["rows"] for x in r["third_party"][t]["reasons"]})
+        if reasons:
+            why.append((Code(t), " (third party): " + "; ".join(reasons)))
     if why:
         doc.add(Para(Strong("Why not run")))
         doc.add(Bullets(tuple(why)))
@@ -405,6 +513,7 @@ def build(ledger: dict, *, plots: bool = True) -> Document:
     if plots:
         _plots(doc)
     _subjects(doc, ledger)
+    _third_party(doc, ledger)
     for p in ledger["papers"]:
         _paper(doc, p)
     _outside(doc, ledger)

@@ -15,6 +15,19 @@ A record:
                   fixtures_read  fixtures its instances opened
                   rtol           the largest reading named 'rtol' or 'tolerance' (or null)
                   separations    {reading name: smallest value} for readings whose name contains 'separation'
+  third_party   (only when `fidelity report --subject NAME` asked for some) one entry per
+                someone else's implementation, sorted by name, each from a gate run of
+                its own on that subject alone (FIDELITY_SUBJECTS / FIDELITY_ONLY_SUBJECTS,
+                as `fidelity check --subject` does it):
+                  name, reference (module:object), description, available, reason,
+                  versions       {distribution: version} of the packages its modules live in
+                  returncode, collect_errors
+                  gates          gates_stage.summarise rows of that subject's instances only,
+                                 their `failed` entries as {nodeid, message (first line),
+                                 readings, kind ("assertion" or "other"), exc_type}
+                A failure there is a finding about that package, never a failure of ours.
+                A record without the key is read as "no third-party run" (the same schema:
+                the key is an addition, and older readers ignore it).
 """
 from __future__ import annotations
 
@@ -28,6 +41,10 @@ FILE_NAME = "gate-run.json"
 
 class GateRunError(Exception):
     """A recorded gate run that cannot be used (missing, not JSON, wrong schema)."""
+
+
+class ThirdPartyRunError(Exception):
+    """A gate run on a third-party subject that did not complete (pytest exit other than 0 or 1)."""
 
 
 def _float(value) -> float | None:
@@ -100,6 +117,68 @@ def run(repo_root: Path, fixtures_dir: Path, say=lambda msg: None) -> dict:
     return {"schema": SCHEMA, "recorded_at": evidence.utc_now(), "environment": _environment(),
             "returncode": data["returncode"], "collect_errors": data.get("collect_errors", []),
             "subjects": _subjects(), "gates": rows}
+
+
+def _versions(subject) -> dict:
+    """{distribution: version} of the installed distributions that hold the subject's modules."""
+    from importlib.metadata import PackageNotFoundError, packages_distributions, version
+
+    tops = sorted({m.split(".")[0] for mods in subject.modules.values() for m in mods})
+    dists = packages_distributions()
+    out = {}
+    for top in tops:
+        for dist in dists.get(top, []):
+            try:
+                out[dist] = version(dist)
+            except PackageNotFoundError:  # pragma: no cover - listed but gone
+                continue
+    return dict(sorted(out.items()))
+
+
+def _finding(item: dict) -> dict:
+    message = item.get("message") or ""
+    return {"nodeid": item["nodeid"], "message": message.splitlines()[0][:300] if message else "",
+            "readings": item.get("readings") or {}, "kind": item.get("kind"), "exc_type": item.get("exc_type")}
+
+
+def run_third_party(repo_root: Path, fixtures_dir: Path, references: list[str], say=lambda msg: None) -> list[dict]:
+    """Run the gate suite once per subject (`module:object` references), each on that subject alone.
+
+    Only the instances of that subject are kept: gates whose mechanism it does not provide
+    are skipped as 'no subject in this run provides ...' and say nothing about it.
+    ThirdPartyRunError when a run does not complete (pytest exit other than 0 or 1).
+    """
+    from fidelity.check import gates_stage
+    from fidelity.subjects import registry
+
+    out = []
+    for ref in references:
+        subject = registry.load_reference(ref)
+        reason = subject.unavailable_reason()
+        say(f"report: running the gate suite on {subject.name} alone ({ref})"
+            + (f"; it is not available here: {reason}" if reason else "") + " ...")
+        try:
+            data = gates_stage.run_gate_suite(repo_root, extra_args=("--fidelity-fixtures", str(fixtures_dir)),
+                                              env={registry.EXTRA_ENV: ref, registry.ONLY_ENV: subject.name})
+        except RuntimeError as exc:  # the child pytest wrote no results at all
+            raise ThirdPartyRunError(f"the gate run on {subject.name} did not complete: {exc}") from None
+        if data["returncode"] not in (0, 1):
+            raise ThirdPartyRunError(f"the gate run on {subject.name} did not complete (pytest exit "
+                               f"{data['returncode']}):\n{data['output_tail'][-1500:]}")
+        items = [it for it in data["items"] if it.get("subject") == subject.name]
+        by_node = {it["nodeid"]: it for it in items}
+        rows = gates_stage.summarise(items)
+        for row in rows:
+            row["failed"] = [_finding(by_node[f["nodeid"]]) for f in row["failed"]]
+        failed = sum(1 for r in rows if r["status"] == "failed")
+        passed = sum(1 for r in rows if r["status"] == "passed")
+        say(f"report: {subject.name}: {len(rows)} gates ran it: {passed} passed, {failed} with findings "
+            f"(findings are about {subject.name}, not failures of ours), {len(rows) - passed - failed} not run")
+        out.append({"name": subject.name, "reference": ref, "description": subject.description,
+                    "available": reason is None, "reason": reason, "versions": _versions(subject),
+                    "returncode": data["returncode"], "collect_errors": data.get("collect_errors", []),
+                    "gates": rows})
+    return sorted(out, key=lambda r: r["name"])
 
 
 def load(path: Path) -> dict:

@@ -13,7 +13,14 @@ The rules the renderers rely on:
 - a red-to-green row is OBSERVED when it comes from an evidence record (marked
   STALE when that record is no longer current) and PREDICTED ONLY when it comes
   from a perturbation's `predicted` list with no record behind it. A predicted
-  reading is kept in its own column, never in the observed one.
+  reading is kept in its own column, never in the observed one;
+- a third-party subject (a gate run recorded with `fidelity report --subject NAME`)
+  is kept apart from ours: its cells sit under the subject matrix's `third_party`
+  keys and its conformance under the ledger's `third_party` list (passed / finding
+  / not run per equation, the verdicts of `fidelity check --subject`). A finding is
+  about that package: it touches no gate's status, acceptance or summary count of
+  ours. Without third-party runs in the gate run these keys are absent, and the
+  ledger is what it was before they existed.
 """
 from __future__ import annotations
 
@@ -30,6 +37,7 @@ SURVIVED = "survived"
 SKIPPED = "skipped"
 OBSERVED, OBSERVED_STALE, PREDICTED_ONLY = "OBSERVED", "OBSERVED, STALE", "PREDICTED ONLY"
 IMPLEMENTED = ("implemented", "deviates")
+FINDING, NOT_PROVIDED = "finding", "not provided"   # a third-party subject's cells
 
 
 # ---------------------------------------------------------------- small helpers
@@ -280,6 +288,19 @@ def _strip_skip(reason: str) -> str:
     return re.sub(r"^(Skipped:\s*)?(not run:\s*)?", "", reason) or reason
 
 
+def _third_party_cell(covering: list[dict], name: str) -> dict:
+    """One third-party subject's cell: its gate rows (from its own run) that cover the equation."""
+    if not covering:
+        return {"status": NOT_PROVIDED, "passed": 0, "failed": 0, "not_run": 0, "reasons": []}
+    runs = [r["subjects"][name] for r in covering if name in r.get("subjects", {})]
+    passed = sum(1 for r in runs if r["status"] == "passed")
+    failed = sum(1 for r in runs if r["status"] == "failed")
+    reasons = sorted({_strip_skip(x) for run in runs for x in run.get("not_run_reasons", [])})
+    status = FINDING if failed else "passed" if passed else "not run"
+    return {"status": status, "passed": passed, "failed": failed, "not_run": len(covering) - passed - failed,
+            "reasons": reasons}
+
+
 def _subject_matrix(cat, paper: str, gates: dict[str, dict], gate_run: dict | None, note: str) -> dict:
     if gate_run is None:
         return {"note": note, "subjects": [], "rows": []}
@@ -289,10 +310,13 @@ def _subject_matrix(cat, paper: str, gates: dict[str, dict], gate_run: dict | No
             names.update(g["run"]["subjects"])
     subjects = sorted(names)
     unavailable = {s["name"]: s.get("reason") for s in gate_run.get("subjects", []) if not s.get("available", True)}
+    third = ({t["name"]: t.get("gates", []) for t in gate_run["third_party"]}
+             if "third_party" in gate_run else None)
     rows = []
     for eq in cat.equations_of(paper):
         covering = [g for g in gates.values() if eq.id in g["equations"] and g["run"]]
-        if not covering and eq.data["status"] not in IMPLEMENTED:
+        third_covering = {n: [r for r in tg if eq.id in r.get("equations", [])] for n, tg in (third or {}).items()}
+        if not covering and not any(third_covering.values()) and eq.data["status"] not in IMPLEMENTED:
             continue
         cells = {}
         for s in subjects:
@@ -309,9 +333,62 @@ def _subject_matrix(cat, paper: str, gates: dict[str, dict], gate_run: dict | No
                            "no gate of this equation runs this subject (it does not provide the mechanism)"]
             status = "failed" if failed else "passed" if passed else "not run"
             cells[s] = {"status": status, "passed": passed, "failed": failed, "not_run": not_run, "reasons": reasons}
-        rows.append({"equation": eq.id, "status": eq.data["status"], "gates": [g["gate"] for g in covering],
-                     "cells": cells})
-    return {"note": note, "subjects": subjects, "rows": rows}
+        row = {"equation": eq.id, "status": eq.data["status"], "gates": [g["gate"] for g in covering],
+               "cells": cells}
+        if third is not None:
+            row["third_party"] = {n: _third_party_cell(c, n) for n, c in sorted(third_covering.items())}
+        rows.append(row)
+    matrix = {"note": note, "subjects": subjects, "rows": rows}
+    if third is not None:
+        # a package gets a column in the papers whose equations its gates cover, and only there
+        matrix["third_party"] = [n for n in sorted(third)
+                                 if any(r["third_party"][n]["status"] != NOT_PROVIDED for r in rows)]
+    return matrix
+
+
+# ---------------------------------------------------------------- third-party subjects
+
+def _instance(nodeid: str) -> str:
+    """'tests/gates/f.py::test_x[pot-cpu-f32]' -> 'pot-cpu-f32' ('' without parameters)."""
+    m = re.search(r"\[(.*)\]$", nodeid)
+    return m.group(1) if m else ""
+
+
+def _third_party(cat, gate_run: dict | None) -> list[dict] | None:
+    """Each third-party subject's conformance, equation by equation (None: the run has no such key).
+
+    The verdicts are fidelity.check.conformance.equation_verdicts, the ones `fidelity check
+    --subject` prints, with 'failed' said as 'finding': a finding is about that package and
+    counts in no verdict of ours.
+    """
+    if gate_run is None or "third_party" not in gate_run:
+        return None
+    from fidelity.check.conformance import equation_verdicts
+
+    out = []
+    for run in gate_run["third_party"]:
+        rows = run.get("gates", [])
+        recorded = {f["nodeid"]: f for r in rows for f in r.get("failed", [])}
+        equations = []
+        for v in equation_verdicts(cat, rows, run["name"]):
+            findings = [{"gate": f["gate"], "nodeid": f["nodeid"], "instance": _instance(f["nodeid"]),
+                         "kind": recorded.get(f["nodeid"], {}).get("kind"),
+                         "exc_type": recorded.get(f["nodeid"], {}).get("exc_type"),
+                         "readings": dict(sorted((f.get("readings") or {}).items())), "message": f["message"]}
+                        for f in v["findings"]]
+            equations.append({"equation": v["equation"], "paper": v["paper"],
+                              "verdict": FINDING if v["verdict"] == "failed" else v["verdict"],
+                              "gates": dict(sorted(v["gates"].items())), "findings": findings,
+                              "not_run_reasons": sorted({_strip_skip(r) for r in v["not_run_reasons"]})})
+        verdicts = Counter(e["verdict"] for e in equations)
+        out.append({"name": run["name"], "reference": run.get("reference"), "description": run.get("description", ""),
+                    "available": run.get("available", True), "reason": run.get("reason"),
+                    "versions": dict(run.get("versions") or {}), "returncode": run.get("returncode"),
+                    "collect_errors": len(run.get("collect_errors") or []), "gates": len(rows),
+                    "gates_with_findings": sum(1 for r in rows if r.get("status") == "failed"),
+                    "passed": verdicts.get("passed", 0), "findings": verdicts.get(FINDING, 0),
+                    "not_run": verdicts.get("not run", 0), "equations": equations})
+    return sorted(out, key=lambda t: t["name"])
 
 
 # ---------------------------------------------------------------- one paper
@@ -453,7 +530,7 @@ def gather(cat, *, repo_root: Path, reports_dir: Path, fixtures_dir: Path, gate_
         gate_info = {"environment": gate_run.get("environment", {}), "returncode": gate_run.get("returncode"),
                      "collect_errors": len(gate_run.get("collect_errors", [])),
                      "subjects": gate_run.get("subjects", [])}
-    return {
+    ledger = {
         "schema": SCHEMA,
         "inputs": {"specs": [display_path(f, repo_root) for f in cat.files],
                    "evidence_dir": display_path(reports_dir / evidence.EVIDENCE_DIR, repo_root),
@@ -469,3 +546,7 @@ def gather(cat, *, repo_root: Path, reports_dir: Path, fixtures_dir: Path, gate_
         "evidence": entries,
         "separations": separations,
     }
+    third = _third_party(cat, gate_run)
+    if third is not None:  # only when the gate run holds third-party runs: the ledger is otherwise unchanged
+        ledger["third_party"] = third
+    return ledger

@@ -5,7 +5,8 @@ Files (in the output directory, reports/ by default):
   ledger.html           one self-contained page with the plots
   ledger.json           the gathered data
   mutation-report.json  the perturbations in Stryker's mutation-testing-report-schema
-  gate-run.json         the gate run behind the subject matrix (only when the suite ran)
+  gate-run.json         the gate run behind the subject matrix (only when the suite ran), with
+                        the third-party subjects' runs when `--subject` asked for them
 
 `check` regenerates the text outputs in memory (no plots) and names every file
 that differs: LEDGER.md always (missing counts as differing), ledger.json and
@@ -35,6 +36,7 @@ class Options:
     gates: str = "run"           # "run" | "none" | "file"
     gates_from: Path | None = None
     html: bool = True            # draw plots and render the HTML page
+    subjects: tuple[str, ...] = ()   # with gates="run": third-party subjects (module:object), each run alone
 
 
 def _gate_run(opts: Options, say):
@@ -53,6 +55,8 @@ def _gate_run(opts: Options, say):
         record = gaterun.load(opts.gates_from)
         return record, f"the run recorded in {display_path(opts.gates_from, opts.repo_root)}", None
     record = gaterun.run(opts.repo_root, opts.fixtures_dir, say)
+    if opts.subjects:
+        record["third_party"] = gaterun.run_third_party(opts.repo_root, opts.fixtures_dir, list(opts.subjects), say)
     return record, f"the run recorded in {display_path(Path(opts.out_dir) / GATE_RUN, opts.repo_root)}", record
 
 

@@ -100,6 +100,14 @@ def test_perturb_unknown_id_lists_the_known_ones(capsys):
     assert code == 2 and "unknown perturbation id(s): P999" in err and "Known: P1" in err
 
 
+def test_report_unknown_subject_lists_the_known_ones(tmp_path, capsys):
+    code, out, err = run_cli(capsys, "report", "--subject", "pot", "--subject", "no-such-package",
+                             "--out", str(tmp_path / "out"))
+    assert code == 2 and "no subject named 'no-such-package'" in err
+    assert "pot" in err and "hyper-connections" in err and "attn-res" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()                                  # nothing ran, nothing written
+
+
 def _user_catalogue(tmp_path, find):
     f = tmp_path / "mine.yaml"
     f.write_text(

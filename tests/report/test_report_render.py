@@ -227,7 +227,7 @@ def test_report_help_lists_its_options():
             "p.parse_args(['report', '--help'])\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 0
-    for option in ("--check", "--no-gates", "--gates-from", "--no-html", "--specs", "--reports", "--out"):
+    for option in ("--check", "--no-gates", "--gates-from", "--no-html", "--specs", "--reports", "--out", "--subject"):
         assert option in proc.stdout
     assert G_DOUBLE  # the toy names are importable here too
 
