@@ -4,8 +4,8 @@ These gates run on every subject of the mechanism except the reference itself ("
 which is what they measure the others against (the reference is held to the oracle by
 test_attnres_depth_attention.py).
 
-The bound (flash-attention style, DESIGN.md "Tolerance policy"): on the same inputs, in the
-same dtype and on the same device,
+The bound (fidelity/gates/kernel_bound.py; flash-attention style, DESIGN.md "Tolerance policy"):
+on the same inputs, in the same dtype and on the same device,
 
     err(kernel) <= KERNEL_MULTIPLE * err(reference) + FLOOR_EPS * eps(dtype)
 
@@ -25,23 +25,13 @@ import torch
 from fidelity.gates import readings
 from fidelity.gates.compare import assert_bound, relative_error
 from fidelity.gates.fixture_values import fixture, value
+from fidelity.gates.kernel_bound import assert_kernel_bounded, kernel_of
 from fidelity.impl.torch import depth_attend as reference_depth_attend
 from fidelity.subjects.interfaces import SCORE_CONVENTIONS
 
 MECH = "depth_attention"
 DTYPES = [torch.float32, torch.float64]
 DTYPE_IDS = ["f32", "f64"]
-KERNEL_MULTIPLE = 2.0
-FLOOR_EPS = 16.0
-
-
-def _kernel(subject):
-    if subject.name == "torch":
-        pytest.skip("the kernel gates measure a subject against the torch reference; the reference is not held to itself")
-    if not subject.supports(MECH, "manual"):
-        pytest.skip(f"subject {subject.name} has no 'manual' backward for {MECH}")
-    fn = subject.get(MECH)
-    return lambda *args, **kw: fn(*args, backward="manual", **kw)
 
 
 def _reference(*args, **kw):
@@ -52,17 +42,6 @@ def _err(actual: torch.Tensor, truth: torch.Tensor) -> float:
     """Worst |actual - truth| relative to the truth's scale (its largest |entry|)."""
     truth = truth.detach().double().cpu()
     return float(relative_error(actual, truth, max(float(truth.abs().max()), 1e-30)).max())
-
-
-def _bounded(err_kernel: float, err_reference: float, dtype: torch.dtype, *, what: str, name: str) -> float:
-    """assert err_kernel <= KERNEL_MULTIPLE * err_reference + FLOOR_EPS * eps(dtype); both kept as readings."""
-    eps = torch.finfo(dtype).eps
-    readings.record(err_reference, f"{name}.reference")
-    readings.record(err_kernel, f"{name}.kernel")
-    bound = KERNEL_MULTIPLE * err_reference + FLOOR_EPS * eps
-    return assert_bound(err_kernel, at_most=bound,
-                        what=f"{what}: kernel error {err_kernel / eps:.3g} eps against {KERNEL_MULTIPLE:g} x the "
-                             f"reference's {err_reference / eps:.3g} eps + {FLOOR_EPS:g} eps")
 
 
 def _eps(fx: str) -> float:
@@ -95,12 +74,12 @@ def _fixture_outputs(fn, fx, convention, dtype, device) -> dict[str, torch.Tenso
 def test_kernel_error_against_the_oracle_is_bounded_by_the_references(subject, device, dtype, fx, convention):
     """alpha, h and (attnres.general: loss = c . h, gain g) dloss/dv, dloss/dq through the backward
     kernel, against the oracle, within 2x the reference's error + 16 eps, in every convention."""
-    kernel = _kernel(subject)
+    kernel = kernel_of(subject, MECH)
     got = _fixture_outputs(kernel, fx, convention, dtype, device)
     ref = _fixture_outputs(_reference, fx, convention, dtype, device)
     for field in got:
         truth = _truth(fx, convention, field)
-        _bounded(_err(got[field], truth), _err(ref[field], truth), dtype,
+        assert_kernel_bounded(_err(got[field], truth), _err(ref[field], truth), dtype,
                  what=f"{field} of {fx} ({convention})", name=field)
 
 
@@ -132,13 +111,13 @@ def test_wide_keys_and_many_sources_match_the_reference_forward_and_backward(sub
     """Random sources [L, 5, d] with d = 600 (several d blocks, one of them partial) and up to 17
     sources (a padded source axis), a learned gain, and cotangents on both h and alpha: h, alpha and
     dv, dq, dg through the backward kernels against the reference in float64."""
-    kernel = _kernel(subject)
+    kernel = kernel_of(subject, MECH)
     case = _random_case(L, 5, d, convention, seed=7000 + 31 * L + d)
     truth = _outputs_and_grads(_reference, case, convention, torch.float64, "cpu")
     got = _outputs_and_grads(kernel, case, convention, dtype, device)
     ref = _outputs_and_grads(_reference, case, convention, dtype, device)
     for field in truth:
-        _bounded(_err(got[field], truth[field]), _err(ref[field], truth[field]), dtype,
+        assert_kernel_bounded(_err(got[field], truth[field]), _err(ref[field], truth[field]), dtype,
                  what=f"{field} at L = {L}, d = {d} ({convention})", name=field)
 
 
@@ -177,7 +156,7 @@ def test_backward_kernel_passes_gradcheck_in_float64(subject, device, convention
     Jacobian (reading: failures, 0 or 1). On a wide case [17, 3, 600] that spans several d blocks and
     programs (30 000 inputs: no full Jacobian): the derivative along a random direction for a random
     cotangent, backward kernel against central differences (reading: its relative error)."""
-    kernel = _kernel(subject)
+    kernel = kernel_of(subject, MECH)
 
     def f(sources, query, gain):
         return kernel(sources, query, convention=convention, eps=1e-6, gain=gain)

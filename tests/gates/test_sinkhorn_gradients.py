@@ -18,6 +18,7 @@ import pytest
 import torch
 
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close
+from fidelity.gates.jacobians import jacobian_by_backward, jacobian_by_central_differences
 
 SIZES = [2, 4, 8, 16]
 DTYPES = [torch.float32, torch.float64]
@@ -73,27 +74,6 @@ def test_manual_backward_matches_autograd_of_the_same_forward(subject, device, d
                  what=f"manual adjoint vs autograd, n = {n}, relative to max|g| = {scale:.3g}")
 
 
-def _rows_of_the_jacobian(fn, logits):
-    """J[i, j, k, l] = d out[i, j] / d in[k, l] by the route's own backward, all n^2 rows in ONE call:
-    n^2 copies of the logits, cotangent e_(i, j) on copy (i, j). Copies are independent matrices of
-    one batch (the interface's [..., n, n]), so one call (a few kernel launches) replaces n^2."""
-    n = logits.shape[-1]
-    copies = logits.expand(n * n, n, n).clone().requires_grad_(True)
-    basis = torch.eye(n * n, dtype=logits.dtype, device=logits.device).reshape(n * n, n, n)
-    fn(copies).backward(basis)
-    return copies.grad.reshape(n, n, n, n)
-
-
-def _central_differences(fn, logits):
-    """J_fd[i, j, k, l] = (SK(L + h e_kl) - SK(L - h e_kl))[i, j] / 2h, all 2 n^2 forwards in ONE call."""
-    n = logits.shape[-1]
-    steps = (torch.eye(n * n, dtype=logits.dtype, device=logits.device) * FD_STEP).reshape(n * n, n, n)
-    with torch.no_grad():
-        out = fn(torch.cat([logits + steps, logits - steps]))
-    J_fd = (out[: n * n] - out[n * n:]) / (2 * FD_STEP)  # [k*l, i, j]
-    return J_fd.permute(1, 2, 0).reshape(n, n, n, n)
-
-
 @pytest.mark.gate(equations=["mhc.eq9"], mechanism="sinkhorn")
 @pytest.mark.parametrize("backward", ["autograd", "manual"])
 @pytest.mark.parametrize("n", SIZES)
@@ -102,16 +82,17 @@ def test_jacobian_matches_central_differences_in_float64(subject, device, backwa
     element with a tolerance relative to max|J| (atol = rtol max|J|), so n does not decide; then
     torch.autograd.gradcheck's own verdict on the same input.
 
-    Both Jacobians are built from batched calls (n^2 rows, 2 n^2 differences: one call each) because
-    under the Triton CPU interpreter n^2 separate launches at n = 16 took ~50 s of this gate. The
+    Both Jacobians are built from batched calls (fidelity/gates/jacobians.py: n^2 rows, 2 n^2
+    differences, one call each) because under the Triton CPU interpreter n^2 separate launches at
+    n = 16 took ~50 s of this gate. The
     full-Jacobian comparison above is the per-element check gradcheck's slow mode makes (same
     central differences, same step, a tolerance at least as tight), so gradcheck runs in its fast
     mode: torch's own projection v^T J u, as a second opinion that does not share our code.
     """
     fn = _route(subject, backward)
     logits, _ = _inputs(n, device, torch.float64)
-    J = _rows_of_the_jacobian(fn, logits)
-    J_fd = _central_differences(fn, logits)
+    J = jacobian_by_backward(fn, logits)
+    J_fd = jacobian_by_central_differences(fn, logits, FD_STEP)
     scale = float(J_fd.abs().max())
     if not scale > 0:
         raise ValueError(f"n = {n}: the finite-difference Jacobian is zero; the input is degenerate")
