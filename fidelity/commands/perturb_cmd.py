@@ -1,8 +1,6 @@
 """`fidelity perturb P1..P5 | --all | --stale | --file FILE`: see each gate go red, then green again."""
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import sys
 from pathlib import Path
@@ -84,7 +82,6 @@ def _known_list(known: list[str]) -> str:
 
 def run(args) -> int:
     from fidelity.perturb import PerturbError
-    from fidelity.perturb import run as run_perturbations
 
     cat = load_catalogue(args.specs)
     items = load_perturbation_file(args.file, cat) if args.file else list(cat.perturbations.values())
@@ -102,18 +99,13 @@ def run(args) -> int:
         return _usage(f"choose perturbations: ids, ranges (P1..P5), --all, --stale or --file. Known: {_known_list(known)}")
     perturbations = [{**table[i].data, "file": f"{table[i].file}:{table[i].line}"} for i in chosen]
     say = (lambda e: print(e.get("message", ""), file=sys.stderr, flush=True))
-    results = []
     try:
-        for subject, group in _by_subject(perturbations):
-            with _subject_environment(subject):
-                if subject:
-                    say({"message": f"== perturbations of subject {subject}: {', '.join(p['id'] for p in group)}"})
-                results.append(run_perturbations(group, repo_root=REPO_ROOT, reports_dir=args.reports,
-                                                 jobs=args.jobs, timeout_s=args.timeout, stale_only=args.stale,
-                                                 progress=say, warm_start=not args.cold_start))
-    except PerturbError as exc:
-        return _usage(str(exc))
+        groups = [(subject, group, _subject_environment(subject)) for subject, group in _by_subject(perturbations)]
     except SubjectLoadError as exc:
+        return _usage(str(exc))
+    try:
+        results = _run_groups(groups, args, say)
+    except PerturbError as exc:
         return _usage(str(exc))
     if args.json:
         print_json(results[0].to_json() if len(results) == 1 else _merged_json(results))
@@ -130,24 +122,45 @@ def _by_subject(perturbations: list[dict]) -> list[tuple[str | None, list[dict]]
     return [(s, g) for s, g in groups.items() if g]
 
 
-@contextlib.contextmanager
-def _subject_environment(subject: str | None):
-    """The children of a run inherit this environment: the named subject alone, or ours."""
+def _subject_environment(subject: str | None) -> dict[str, str | None] | None:
+    """The variables a group's children get: the named subject alone, or (None) ours."""
     if subject is None:
-        yield
-        return
+        return None
     ref, resolved = registry.resolve(subject)
-    saved = {k: os.environ.get(k) for k in (registry.EXTRA_ENV, registry.ONLY_ENV)}
-    os.environ[registry.EXTRA_ENV] = ref
-    os.environ[registry.ONLY_ENV] = resolved.name
+    return {registry.EXTRA_ENV: ref, registry.ONLY_ENV: resolved.name}
+
+
+def _run_groups(groups, args, say) -> list:
+    """One runner run per group, side by side (a third-party group is a few small children, which
+    would otherwise wait for ours to finish), sharing one warm-start zygote; results in group order."""
+    import concurrent.futures as cf
+
+    from fidelity.perturb import launch
+    from fidelity.perturb import run as run_perturbations
+    from fidelity.perturb.runner import shared_zygote
+
+    zygote = None if args.cold_start else shared_zygote(REPO_ROOT, args.jobs)
+
+    def one(subject, group, environment):
+        tag = f"[{subject}] " if subject else ""
+        if subject:
+            say({"message": f"{tag}== perturbations of subject {subject}: {', '.join(p['id'] for p in group)}"})
+        return run_perturbations(group, repo_root=REPO_ROOT, reports_dir=args.reports, jobs=args.jobs,
+                                 timeout_s=args.timeout, stale_only=args.stale,
+                                 progress=lambda e: say(dict(e, message=tag + e.get("message", ""))),
+                                 warm_start=not args.cold_start, environment=environment, zygote=zygote)
+
+    pool = cf.ThreadPoolExecutor(max_workers=len(groups), thread_name_prefix="fidelity-group")
     try:
-        yield
+        futures = [pool.submit(one, *g) for g in groups]
+        return [f.result() for f in futures]
+    except BaseException:  # Ctrl-C lands here, in the main thread: the groups' threads must stop too
+        launch.stop_all()
+        raise
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        pool.shutdown(wait=True, cancel_futures=True)
+        if zygote is not None:
+            zygote.close()
 
 
 def _merged_json(results) -> dict:

@@ -9,6 +9,8 @@ The job (written by the runner) is a JSON object:
   patch         null, or {"perturbation": id, "module": name, "path": file, "source": patched text}
   keep          optional: the node ids to run; every other test collected from `args` is
                 deselected (written to RESULTS.keep.json for the plugin)
+  env           optional: {variable: value or null}, applied to os.environ before anything
+                else (a warm child inherits the zygote's environment, shared by every run)
   stop_gate_when_red  optional: instances run in node-id order and a gate's remaining
                 instances are skipped once one has failed by assertion (perturbation children)
 
@@ -21,6 +23,7 @@ import it: red for another reason, recorded by the plugin.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 PATCH_NOT_INSTALLED = 86
@@ -60,6 +63,11 @@ def main(argv: list[str] | None = None) -> int:
         return 4
     with open(argv[0], encoding="utf-8") as f:
         job = json.load(f)
+    for name, value in (job.get("env") or {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     patch = job.get("patch")
     finder = None
     if patch:

@@ -98,15 +98,23 @@ def _hash_inputs(test_paths: list[str], repo_root: Path) -> list[Path]:
     return sorted(files)
 
 
-def index_key(test_paths: list[str], repo_root: str | os.PathLike) -> str:
-    """sha256 over the names and contents of everything that decides collection."""
+SUBJECT_VARIABLES = ("FIDELITY_SUBJECTS", "FIDELITY_ONLY_SUBJECTS")
+
+
+def _subject_setting(env) -> str:
+    """Which subjects the gates are parametrised over: it changes the index too."""
+    env = os.environ if env is None else env
+    return "".join(f"{var}={env.get(var) or ''}\n" for var in SUBJECT_VARIABLES)
+
+
+def index_key(test_paths: list[str], repo_root: str | os.PathLike, env: dict | None = None) -> str:
+    """sha256 over the names and contents of everything that decides collection (and the subject
+    variables of `env`, default os.environ)."""
     root = Path(repo_root).resolve()
     h = hashlib.sha256()
     h.update(f"format {INDEX_FORMAT}\n".encode())
     h.update(json.dumps(sorted(test_paths)).encode())
-    # Which subjects the gates are parametrised over changes the index too.
-    for var in ("FIDELITY_SUBJECTS", "FIDELITY_ONLY_SUBJECTS"):
-        h.update(f"{var}={os.environ.get(var, '')}\n".encode())
+    h.update(_subject_setting(env).encode())
     for f in _hash_inputs(test_paths, root):
         h.update(str(f).encode() + b"\0")
         h.update((jsonio.sha256_file(f) or "missing").encode() + b"\n")
@@ -121,14 +129,20 @@ def collect(
     pythonpath: list[str] | tuple[str, ...] = (),
     timeout_s: float = 300,
     workdir: str | os.PathLike | None = None,
+    environment: dict[str, str | None] | None = None,
 ) -> GateIndex:
-    """The gate index for `test_paths` (paths relative to repo_root: dirs or files)."""
+    """The gate index for `test_paths` (paths relative to repo_root: dirs or files), collected
+    with `environment` over os.environ (a None value unsets). One cache file per subject
+    setting, so our run and a third-party package's do not evict each other."""
     root = Path(repo_root).resolve()
     missing = [t for t in test_paths if not (root / t.split("::", 1)[0]).exists()]
     if missing:
         raise GateCollectionError(f"test paths not found under {root}: {missing}")
-    key = index_key(test_paths, root)
-    cache = Path(cache_dir) / "gate_index.json" if cache_dir is not None else None
+    env = launch.with_overrides(launch.child_env(str(root), pythonpath), environment)
+    key = index_key(test_paths, root, env)
+    name = ("gate_index.json" if not any(env.get(v) for v in SUBJECT_VARIABLES)
+            else f"gate_index-{hashlib.sha256(_subject_setting(env).encode()).hexdigest()[:12]}.json")
+    cache = Path(cache_dir) / name if cache_dir is not None else None
     if cache is not None and cache.exists():
         try:
             data = json.loads(cache.read_text(encoding="utf-8"))
@@ -139,7 +153,7 @@ def collect(
     with tempfile.TemporaryDirectory(prefix="fidelity-collect-", dir=workdir) as tmp:
         job = {"mode": "collect", "args": list(test_paths), "rootdir": str(root), "patch": None}
         child = launch.run_child(job, workdir=tmp, label="collect", cwd=str(root),
-                                 env=launch.child_env(str(root), pythonpath), timeout_s=timeout_s)
+                                 env=env, timeout_s=timeout_s)
     if child.status != "ok":
         raise GateCollectionError(f"collecting the gates failed: {child.status_text}\n{child.output_tail}")
     if child.collect_errors:

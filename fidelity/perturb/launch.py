@@ -27,6 +27,11 @@ OUTPUT_TAIL = 4000
 
 _live: set[subprocess.Popen | int] = set()  # cold children, and warm children's pids
 _live_lock = threading.Lock()
+_stopped = threading.Event()  # stop_all(): no child starts any more in this process
+
+
+class Stopped(Exception):
+    """A child was asked for after stop_all() (the user interrupted the run)."""
 
 
 @dataclass
@@ -105,10 +110,23 @@ def child_env(repo_root: str, pythonpath: list[str] | tuple[str, ...] = (), thre
     return env
 
 
+def with_overrides(env: dict, overrides: dict[str, str | None] | None) -> dict:
+    """`env` with `overrides` applied: a str sets the variable, None unsets it."""
+    env = dict(env)
+    for k, v in (overrides or {}).items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    return env
+
+
 def run_child(job: dict, *, workdir: str | os.PathLike, label: str, cwd: str, env: dict, timeout_s: float,
               zygote=None) -> ChildRun:
     """Run one child job to completion or timeout. `job["results"]` is set here. With a
     zygote the child is forked from it (cwd and env are the zygote's, the same values)."""
+    if _stopped.is_set():
+        raise Stopped("the run was interrupted")
     d = Path(workdir) / _safe(label)
     d.mkdir(parents=True, exist_ok=True)
     results = d / "results.json"
@@ -187,6 +205,12 @@ def _run_warm(zygote, job_path: Path, log_path: Path, timeout_s: float) -> tuple
     finally:
         with _live_lock:
             _live.discard(pid)
+
+
+def stop_all() -> None:
+    """Interrupted: start no more children in this process, and kill the running ones."""
+    _stopped.set()
+    kill_all()
 
 
 def kill_all() -> None:

@@ -39,8 +39,11 @@ summary), and the message reads "[3/12] P3 ... red by assertion (2 gates)".
 Relative `test_paths`, `reports_dir` and `cache_dir` are relative to repo_root.
 A perturbation may carry "timeout_s" to override the run's timeout for itself.
 With warm_start (the default) children are forked from a zygote that has
-imported torch and pytest once (warm_start.py); a perturbation whose target the
-zygote holds, and every child when no zygote can start, starts cold.
+imported torch and pytest once (warm_start.py; the caller may pass one to share
+between runs); a perturbation whose target the zygote holds, and every child
+when no zygote can start, starts cold. `environment` sets (None: unsets)
+variables for this run's children only, e.g. the subject variables of a
+third-party run, so runs with different subjects may proceed side by side.
 """
 from __future__ import annotations
 
@@ -52,6 +55,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from fidelity.perturb import evidence, gate_index, jsonio, launch, locate, outcomes, patching
+from fidelity.perturb import warm_start as warm_start_mod
 from fidelity.perturb.errors import InvalidPerturbation, UnknownGate
 from fidelity.perturb.result import GateResult, PerturbationResult, RunResult
 
@@ -131,6 +135,8 @@ def run(
     cache_dir: str | os.PathLike | None = None,
     fixtures_dir: str | os.PathLike = FIXTURES_DIR,
     warm_start: bool = True,
+    environment: dict[str, str | None] | None = None,
+    zygote: "warm_start_mod.LazyZygote | None" = None,
 ) -> RunResult:
     t_start = time.perf_counter()
     root = Path(repo_root).resolve()
@@ -139,9 +145,9 @@ def run(
     cache = _abs(cache_dir if cache_dir is not None else os.environ.get("FIDELITY_CACHE_DIR", CACHE_DIR), root)
     test_paths = [str(t) for t in test_paths]
     pythonpath = [str(_abs(p, root)) for p in pythonpath]
-    jobs = max(1, int(jobs or os.cpu_count() or 1))
-    threads = max(1, (os.cpu_count() or 1) // jobs)
-    env = launch.child_env(str(root), pythonpath, threads=threads)
+    jobs = _jobs(jobs)
+    base_env = _base_env(root, pythonpath, jobs)
+    env = launch.with_overrides(base_env, environment)
 
     def emit(event: str, message: str, **extra) -> None:
         if progress is not None:
@@ -170,7 +176,7 @@ def run(
 
     def job(args, patch=None, rootdir=root, keep=None):
         j = {"mode": "run", "args": list(args), "rootdir": str(rootdir), "fixtures_dir": str(fixtures), "patch": None,
-             "keep": sorted(keep) if keep is not None else None,
+             "keep": sorted(keep) if keep is not None else None, "env": dict(environment or {}),
              # a perturbation needs each gate red once: the rest of a red gate's instances are skipped
              "stop_gate_when_red": patch is not None}
         if patch is not None:
@@ -178,7 +184,11 @@ def run(
                           "path": patch.path, "source": patch.patched}
         return j
 
-    warm = _LazyZygote(str(root), env) if warm_start else None
+    # a zygote the caller shares between runs (their environments differ only in `environment`,
+    # which each child applies itself), or one of our own, or none
+    own_zygote = warm_start and zygote is None
+    warm = zygote if warm_start and zygote is not None else (
+        warm_start_mod.LazyZygote(str(root), base_env) if own_zygote else None)
 
     def launch_child(label, j, timeout, target=None):
         zygote = warm.get() if warm is not None else None
@@ -201,7 +211,7 @@ def run(
         # 2. gates
         emit("collect", "collecting the gate index")
         index = gate_index.collect(test_paths, repo_root=root, cache_dir=cache, pythonpath=pythonpath,
-                                   timeout_s=max(timeout_s, 300))
+                                   timeout_s=max(timeout_s, 300), environment=environment)
         gates_of: dict[str, list[str]] = {}
         instances_of: dict[str, set[str]] = {}  # node ids: the gates' instances that can see the patch
         for p in perts:
@@ -348,7 +358,7 @@ def run(
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-        if warm is not None:
+        if own_zygote:
             warm.close()
         _rmtree(workdir)
 
@@ -396,34 +406,21 @@ def run(
 
 # ---------------------------------------------------------------- helpers
 
-class _LazyZygote:
-    """The warm-start zygote, started by the first child that needs one (a run with nothing
-    stale starts none); None when it cannot start (the children then start cold)."""
+def _jobs(jobs: int | None) -> int:
+    return max(1, int(jobs or os.cpu_count() or 1))
 
-    def __init__(self, cwd: str, env: dict):
-        import threading
 
-        self._cwd, self._env = cwd, env
-        self._lock = threading.Lock()
-        self._zygote = None
-        self._tried = False
+def _base_env(root: Path, pythonpath: list[str], jobs: int) -> dict:
+    """The children's environment before a run's `environment`: BLAS threads = cores / jobs."""
+    return launch.child_env(str(root), pythonpath, threads=max(1, (os.cpu_count() or 1) // jobs))
 
-    def get(self):
-        from fidelity.perturb import warm_start
 
-        with self._lock:
-            if not self._tried:
-                self._tried = True
-                try:
-                    self._zygote = warm_start.Zygote(cwd=self._cwd, env=self._env)
-                except (warm_start.WarmStartUnavailable, OSError):
-                    self._zygote = None
-            return self._zygote
+def shared_zygote(repo_root: str | os.PathLike = ".", jobs: int | None = None,
+                  pythonpath: Iterable[str] = ()) -> warm_start_mod.LazyZygote:
+    """A zygote several runs with these settings may share (pass it as `zygote`; close it after)."""
+    root = Path(repo_root).resolve()
+    return warm_start_mod.LazyZygote(str(root), _base_env(root, [str(_abs(p, root)) for p in pythonpath], _jobs(jobs)))
 
-    def close(self) -> None:
-        with self._lock:
-            if self._zygote is not None:
-                self._zygote.close()
 
 def _watched_files(patches, todo, index, selected, root: Path, fixtures: Path) -> list[str]:
     files = {patches[p["id"]].path for p in todo}

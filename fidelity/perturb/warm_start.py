@@ -125,6 +125,32 @@ class Zygote:
         self._ready.set()
 
 
+class LazyZygote:
+    """The warm-start zygote, started by the first child that needs one (a run with nothing
+    stale starts none); None when it cannot start (the children then start cold)."""
+
+    def __init__(self, cwd: str, env: dict):
+        self._cwd, self._env = cwd, env
+        self._lock = threading.Lock()
+        self._zygote = None
+        self._tried = False
+
+    def get(self) -> Zygote | None:
+        with self._lock:
+            if not self._tried:
+                self._tried = True
+                try:
+                    self._zygote = Zygote(cwd=self._cwd, env=self._env)
+                except (WarmStartUnavailable, OSError):
+                    self._zygote = None
+            return self._zygote
+
+    def close(self) -> None:
+        with self._lock:
+            if self._zygote is not None:
+                self._zygote.close()
+
+
 # ---------------------------------------------------------------- the zygote itself
 
 def _send(obj: dict) -> None:

@@ -192,3 +192,28 @@ def test_a_gate_red_by_assertion_skips_its_remaining_instances(main_run):
     # unpatched children run every instance
     assert {n: r["reading"] for n, r in main_run.result.baseline["readings"].items() if n.startswith(GATE_ADD)} == {
         f"{GATE_ADD}[1.0]": 0.0, f"{GATE_ADD}[2.0]": 0.0}
+
+
+def test_runs_with_their_own_environment_share_one_zygote(tmp_path):
+    """Two runs side by side, as `fidelity perturb` runs a third-party group beside ours: each
+    child sees its run's `environment` (warm ones apply it themselves after the fork), and the
+    shared zygote serves both."""
+    from fidelity.perturb.runner import shared_zygote
+
+    repo = make_toy_repo(tmp_path / "repo")
+    gate = "tests/toygate_env.py::test_add_under_the_run_environment"
+    p_add = {"id": "P_env", "title": "add subtracts", "target": "toysubj.arith",
+             "edits": [{"find": "return a + b", "replace": "return a - b"}], "gates": [gate]}
+    zygote = shared_zygote(repo, jobs=2)
+    try:
+        runs = {value: run([p_add], test_paths=["tests/toygate_env.py"], repo_root=repo, reports_dir=f"reports-{value}",
+                           jobs=2, timeout_s=60, environment={"TOY_RUN": value}, zygote=zygote)
+                for value in ("3", "7")}
+    finally:
+        zygote.close()
+    for value, r in runs.items():
+        assert r.error is None, r.error
+        assert r.baseline["readings"][gate]["reading"] == float(value)
+        assert [c["start"] for c in r.baseline["runs"]] == ["warm", "warm"]
+        o = r.perturbations[0].outcomes[0]
+        assert (o.outcome, o.reading) == ("red_by_assertion", float(value))
