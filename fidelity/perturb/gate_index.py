@@ -130,6 +130,7 @@ def collect(
     timeout_s: float = 300,
     workdir: str | os.PathLike | None = None,
     environment: dict[str, str | None] | None = None,
+    zygote=None,  # a warm_start.LazyZygote: started only when the index must be collected
 ) -> GateIndex:
     """The gate index for `test_paths` (paths relative to repo_root: dirs or files), collected
     with `environment` over os.environ (a None value unsets). One cache file per subject
@@ -151,9 +152,11 @@ def collect(
         except (ValueError, KeyError):
             pass
     with tempfile.TemporaryDirectory(prefix="fidelity-collect-", dir=workdir) as tmp:
-        job = {"mode": "collect", "args": list(test_paths), "rootdir": str(root), "patch": None}
+        job = {"mode": "collect", "args": list(test_paths), "rootdir": str(root), "patch": None,
+               "env": dict(environment or {})}
         child = launch.run_child(job, workdir=tmp, label="collect", cwd=str(root),
-                                 env=env, timeout_s=timeout_s)
+                                 env=env, timeout_s=timeout_s,
+                                 zygote=zygote.get() if zygote is not None else None)
     if child.status != "ok":
         raise GateCollectionError(f"collecting the gates failed: {child.status_text}\n{child.output_tail}")
     if child.collect_errors:

@@ -18,13 +18,15 @@ The steps, in order (DESIGN.md, "The evidence rules"):
     (error_kind "baseline_red"), any gate whose readings differ between the
     two runs is flaky and refused ("flaky"), a forced failure not seen red by
     assertion with its reading stops it too ("forced_failure");
- 5. one child per perturbation, `jobs` at a time, each under its timeout; a
-    gate's instances run in node-id order and, once one fails by the gate's own
+ 5. one child per perturbation, `jobs` at a time, each under its timeout, the
+    costliest first (the baseline durations of its instances); a gate's
+    instances run in node-id order and, once one fails by the gate's own
     assertion, the rest are skipped (the outcome and reading are those a full
     run reports: classify_gate takes the smallest failing node id);
- 6. green after: one unpatched child over the union of the gates run (queued
-    behind the perturbation children: each child is a fresh process and nothing
-    is written to disk, so it may start while the last perturbations run);
+ 6. green after: unpatched children over the union of the gates run, `jobs`
+    parts of whole gates balanced by their baseline durations, queued behind
+    the perturbation children (each child is a fresh process and nothing is
+    written to disk, so they may start while the last perturbations run);
  7. the targets' source files, the gate files and every file under fixtures/
     are hashed before step 4 and after step 6: any change on disk fails the run
     loudly ("source_changed") and no evidence is written;
@@ -211,7 +213,8 @@ def run(
         # 2. gates
         emit("collect", "collecting the gate index")
         index = gate_index.collect(test_paths, repo_root=root, cache_dir=cache, pythonpath=pythonpath,
-                                   timeout_s=max(timeout_s, 300), environment=environment)
+                                   timeout_s=max(timeout_s, 300), environment=environment,
+                                   zygote=warm)
         gates_of: dict[str, list[str]] = {}
         instances_of: dict[str, set[str]] = {}  # node ids: the gates' instances that can see the patch
         for p in perts:
@@ -290,12 +293,15 @@ def run(
             result.compute_ok()
             return result
 
-        # 5. perturbations, one child each; 6. green after: one unpatched child over
-        # every gate run. Each child is a fresh process and nothing is ever written
-        # to disk, so the green-after child may start as soon as a worker is free.
+        # 5. perturbations, one child each, the costliest first (their instances' baseline
+        # durations), so the short ones fill the end; 6. green after: unpatched children over
+        # every gate run, split into `jobs` parts of about equal cost (whole gates each), queued
+        # behind the perturbations. Each child is a fresh process and nothing is ever written
+        # to disk, so a green-after child may start as soon as a worker is free.
+        cost = _durations(b1)
         total = len(todo)
         futures = {}
-        for p in todo:
+        for p in sorted(todo, key=lambda p: -sum(cost.get(n, 0.0) for n in instances_of[p["id"]])):
             pr = results[p["id"]]
             if pr.gates:
                 t = p["timeout_s"] or timeout_s
@@ -303,8 +309,10 @@ def run(
                                     job(pr.gates, patches[p["id"]], keep=instances_of[p["id"]]), t, p["target"])] = p
         ran_gates = sorted({g for p in todo for g in results[p["id"]].gates})
         ran_instances = set().union(*(instances_of[p["id"]] for p in todo if results[p["id"]].gates))
-        after_future = (pool.submit(launch_child, "green-after", job(ran_gates, keep=ran_instances), timeout_s)
-                        if ran_gates else None)
+        after_parts = _balanced_parts(ran_instances, cost, jobs)
+        after_futures = [pool.submit(launch_child, f"green-after-{i + 1}",
+                                     job(sorted({_gate_of(n) for n in part}), keep=part), timeout_s)
+                         for i, part in enumerate(after_parts)]
         done_count = 0
         for p in todo:  # perturbations without gates: nothing can go red
             if not results[p["id"]].gates:
@@ -324,13 +332,14 @@ def run(
             emit("perturbation", f"[{done_count}/{total}] {p['id']} ... {pr.summary()}",
                  index=done_count, total=total, id=p["id"], status=pr.summary())
 
-        if after_future is not None:
-            emit("green_after", f"green after: {len(ran_gates)} gates, unpatched")
-            after = after_future.result()
+        if after_futures:
+            emit("green_after", f"green after: {len(ran_gates)} gates, unpatched, in {len(after_futures)} children")
+            after_children = [f.result() for f in after_futures]
+            child_of = {_gate_of(n): c for part, c in zip(after_parts, after_children) for n in part}
             green = {}
             counts = _counts(ran_instances)
             for g in ran_gates:
-                c = outcomes.classify_gate(g, index.file_of(g), after, counts[g])
+                c = outcomes.classify_gate(g, index.file_of(g), child_of[g], counts[g])
                 green[g] = outcomes.is_green(c["outcome"])
                 for p in todo:
                     for o in results[p["id"]].outcomes:
@@ -342,7 +351,7 @@ def run(
                 if pr.outcomes:
                     pr.restored = all(o.green_after for o in pr.outcomes)
             result.green_after = {"gates": ran_gates, "not_green": sorted(g for g, ok in green.items() if not ok),
-                                  "child": after.to_json()}
+                                  "children": [c.to_json() for c in after_children]}
             emit("green_after", "green after: " + ("all green" if all(green.values()) else
                                                    "NOT green: " + ", ".join(result.green_after["not_green"])))
         # fixtures read in the baseline belong to the gate too
@@ -458,14 +467,35 @@ def _check_forced(child: launch.ChildRun) -> dict:
             "child": child.to_json()}
 
 
+def _gate_of(nodeid: str) -> str:
+    return nodeid.split("[", 1)[0]
+
+
 def _counts(nodeids) -> dict[str, int]:
     """Instances per gate among the node ids a child was asked to run."""
-    from fidelity.perturb.pytest_plugin import gate_id
-
     out: dict[str, int] = {}
     for n in nodeids:
-        out[gate_id(n)] = out.get(gate_id(n), 0) + 1
+        out[_gate_of(n)] = out.get(_gate_of(n), 0) + 1
     return out
+
+
+def _durations(child: launch.ChildRun) -> dict[str, float]:
+    """Seconds each instance took in an unpatched run: the cost model for ordering children."""
+    return {it["nodeid"]: float(it.get("duration_s") or 0.0) for it in child.items}
+
+
+def _balanced_parts(nodeids: set[str], cost: dict[str, float], parts: int) -> list[set[str]]:
+    """Node ids in at most `parts` non-empty groups of whole gates, of about equal summed cost
+    (greedy: the costliest gate into the cheapest group)."""
+    gates: dict[str, set[str]] = {}
+    for n in nodeids:
+        gates.setdefault(_gate_of(n), set()).add(n)
+    weight = {g: sum(cost.get(n, 0.0) for n in ns) for g, ns in gates.items()}
+    groups: list[tuple[float, set[str]]] = [(0.0, set()) for _ in range(max(1, min(parts, len(gates))))]
+    for g in sorted(gates, key=lambda g: (-weight[g], g)):
+        i = min(range(len(groups)), key=lambda i: groups[i][0])
+        groups[i] = (groups[i][0] + weight[g], groups[i][1] | gates[g])
+    return [ns for _, ns in groups if ns]
 
 
 def _check_baseline(b1: launch.ChildRun, b2: launch.ChildRun, selected: list[str], index, counts: dict[str, int]) -> dict:
