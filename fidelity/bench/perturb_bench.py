@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         sample = chosen[: args.naive_limit]
         naive_s = time_naive(sample, work) * len(chosen) / max(1, len(sample))
     scaled = "" if len(sample) == len(chosen) else f" (measured on {len(sample)}, scaled to {len(chosen)})"
-    print(f"perturbations: {len(ids)} ({ids[0]}..{ids[-1]}), cpu cores: {os.cpu_count()}")
+    ordered = sorted(ids, key=lambda i: (len(i), i))  # P2 before P10
+    print(f"perturbations: {len(ids)} ({ordered[0]}..{ordered[-1]}), cpu cores: {os.cpu_count()}")
     print(f"runner  (fidelity perturb):                  {runner_s:8.1f} s  exit {code}")
     if cold is not None:
         print(f"runner  (fidelity perturb --cold-start):     {cold[0]:8.1f} s  exit {cold[1]}")
