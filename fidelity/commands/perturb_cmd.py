@@ -154,11 +154,12 @@ def _run_groups(groups, args, say) -> list:
     try:
         futures = [pool.submit(one, *g) for g in groups]
         return [f.result() for f in futures]
-    except BaseException:  # Ctrl-C lands here, in the main thread: the groups' threads must stop too
+    except BaseException:  # Ctrl-C (or one group's input error) lands here: the other groups stop too
         launch.stop_all()
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+        launch.resume()
         if zygote is not None:
             zygote.close()
 

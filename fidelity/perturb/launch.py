@@ -208,9 +208,14 @@ def _run_warm(zygote, job_path: Path, log_path: Path, timeout_s: float) -> tuple
 
 
 def stop_all() -> None:
-    """Interrupted: start no more children in this process, and kill the running ones."""
+    """Interrupted: start no more children in this process, and kill the running ones
+    (until resume(), which the caller makes once its runs have all returned)."""
     _stopped.set()
     kill_all()
+
+
+def resume() -> None:
+    _stopped.clear()
 
 
 def kill_all() -> None:

@@ -122,8 +122,12 @@ def _user_catalogue(tmp_path, find):
 
 
 def test_perturb_file_with_a_pattern_matching_nothing(tmp_path, capsys):
+    from fidelity.perturb import launch
+
     code, _, err = run_cli(capsys, "perturb", "--file", str(_user_catalogue(tmp_path, "no such text anywhere")))
     assert code == 2 and "P1" in err and "sinkhorn.py" in err and "no such text anywhere" in err
+    # the error stopped the run's other groups, and only that run: later runs in this process may start children
+    assert not launch._stopped.is_set()
 
 
 def test_perturb_file_with_a_pattern_matching_several_places(tmp_path, capsys):
