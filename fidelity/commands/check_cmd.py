@@ -87,6 +87,9 @@ def _conformance(cat, args, say, report) -> int:
     except SubjectLoadError as exc:
         print(f"fidelity check: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except RuntimeError as exc:  # the gate run itself broke: not a finding about the package
+        print(f"fidelity check: error: the gate run on {args.subject} did not complete: {exc}", file=sys.stderr)
+        return EXIT_RED
     report["conformance"] = result
     report["gates"] = result.pop("gates")
     report["ok"] = result["ok"]

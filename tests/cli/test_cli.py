@@ -140,3 +140,14 @@ def test_perturb_malformed_file_is_the_loaders_error(tmp_path, capsys):
     f.write_text("perturbations:\n  - id: P1\n    title: t\n    target: x\n    edits: []\n    gates: []\n")
     code, _, err = run_cli(capsys, "perturb", "--file", str(f))
     assert code == 2 and "mine.yaml:" in err and "perturbations[0]" in err
+
+
+def test_check_subject_whose_gate_run_breaks_is_red_with_the_reason(capsys, monkeypatch):
+    """A gate run that does not complete (pytest exit 3: an internal error) is no finding about the
+    package and no traceback: exit 1, saying what broke."""
+    from fidelity.check import gates_stage
+
+    monkeypatch.setattr(gates_stage, "run_gate_suite",
+                        lambda *a, **k: {"items": [], "returncode": 3, "output_tail": "INTERNALERROR> boom"})
+    code, _, err = run_cli(capsys, "check", "--subject", "pot")
+    assert code == 1 and "did not complete" in err and "INTERNALERROR> boom" in err and "Traceback" not in err
