@@ -97,7 +97,11 @@ def run(args) -> int:
         return _usage(f"{exc}. Known: {_known_list(known)}")
     if not chosen:
         return _usage(f"choose perturbations: ids, ranges (P1..P5), --all, --stale or --file. Known: {_known_list(known)}")
-    perturbations = [{**table[i].data, "file": f"{table[i].file}:{table[i].line}"} for i in chosen]
+    from fidelity.perturb.evidence import rel_to_root
+
+    # where each perturbation is written, relative to the repository (evidence keeps it: no machine's paths)
+    perturbations = [{**table[i].data, "file": f"{rel_to_root(table[i].file, REPO_ROOT)}:{table[i].line}"}
+                     for i in chosen]
     say = (lambda e: print(e.get("message", ""), file=sys.stderr, flush=True))
     try:
         groups = [(subject, group, _subject_environment(subject)) for subject, group in _by_subject(perturbations)]

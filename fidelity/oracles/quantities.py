@@ -54,6 +54,17 @@ def _eq3_out(j, k):
     return _eq3()["out"][j][k]
 
 
+def _eq3_paper_out(j, k):
+    """The paper's layout on the same fixture: one body output F = [10, 20] broadcast to every stream."""
+    c = cases.MHC_EQ3
+    with precision():
+        r = _eq3()
+        x = mhc.to_mp_nested(c["x"])
+        F = mhc.to_mp_nested(c["F"])
+        H_pre = mhc.to_mp_nested(mhc.h_pre(c["b_pre"]))
+        return mhc.eq3_paper(x, F, H_pre, r["H_res"], r["H_post"])["out"][j][k]
+
+
 def _rel(perturbed):
     def fn():
         with precision():
@@ -135,6 +146,9 @@ def _build() -> dict[str, Quantity]:
     for j in range(2):
         for k in range(2):
             q[f"mhc.eq3.out{j}{k}"] = Quantity(f"out[{j},{k}], {sl}", lambda j=j, k=k: _eq3_out(j, k))
+            q[f"mhc.eq3.paper_layout.out{j}{k}"] = Quantity(
+                f"out[{j},{k}] in the paper's layout (F = [10, 20], stream 0's body output, broadcast to every "
+                f"stream), same H_res and H_post as the {sl}", lambda j=j, k=k: _eq3_paper_out(j, k))
     perturbed = {
         "sigma_post": (pr.sigma_post, "H_post = sigma (factor 2 dropped)"),
         "no_sinkhorn": (pr.no_sinkhorn, "H_res = raw b_res logits (Sinkhorn skipped)"),

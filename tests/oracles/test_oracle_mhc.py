@@ -26,6 +26,23 @@ def test_sliced_fixture_equals_exact_sympy_arithmetic():
                 assert abs(got["out"][j][k] - mp(expected[j, k])) < mpmath.mpf("1e-50")
 
 
+def test_paper_layout_quantity_equals_exact_sympy_arithmetic():
+    """The quantity the withdrawn 18.951490 claim is checked against: H_res x + H_post F with one F
+    broadcast to both streams, by hand in sympy (H_res = [[4/5, 1/5], [1/5, 4/5]] exactly at 2x2)."""
+    from fidelity.oracles.quantities import QUANTITIES
+
+    c = cases.MHC_EQ3
+    H = sympy.Matrix([[sympy.Rational(4, 5), sympy.Rational(1, 5)], [sympy.Rational(1, 5), sympy.Rational(4, 5)]])
+    hp = sympy.Matrix([2 * _sig(sympy.Rational(-1, 2)), 2 * _sig(sympy.Rational(3, 2))])
+    expected = H * sympy.Matrix(c["x"]) + hp * sympy.Matrix([c["F"]])
+    assert expected[1, 0] == sympy.Rational(13, 5) + 20 * _sig(sympy.Rational(3, 2))  # 0.2*1 + 0.8*3 + H_post[1]*10
+    with precision():
+        for j in range(2):
+            for k in range(2):
+                got = QUANTITIES[f"mhc.eq3.paper_layout.out{j}{k}"].fn()
+                assert abs(got - mp(expected[j, k])) < mpmath.mpf("1e-50")
+
+
 def test_paper_layout_exact():
     c = cases.MHC_EQ3
     hpre = mhc.h_pre(c["b_pre"])

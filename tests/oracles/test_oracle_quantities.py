@@ -12,6 +12,7 @@ EXPECTED_NAMES = (
     [f"attnres.fixture.{c}.{k}" for c in ("paper", "l2_sqrt_d", "l2") for k in ("score0", "alpha0", "out0")]
     + ["attnres.fixture.gap.paper_l2", "attnres.fixture.gap.l2_l2_sqrt_d", "rmsnorm.example.rms_10_20_30_40"]
     + [f"mhc.eq3.{k}" for k in ("h_post0", "h_post1", "h_res00", "out00", "out01", "out10", "out11")]
+    + [f"mhc.eq3.paper_layout.out{j}{k}" for j in range(2) for k in range(2)]
     + [f"mhc.eq3.{k}.out00" for k in ("sigma_post", "no_sinkhorn", "offbyone_post", "transposed_post")]
     + [f"mhc.eq3.{k}.rel" for k in ("sigma_post", "no_sinkhorn", "offbyone_post")]
     + ["mhc.init.hres_identity_distance.n2", "mhc.init.hres_identity_distance.n4",

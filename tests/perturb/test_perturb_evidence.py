@@ -106,3 +106,17 @@ def test_changed_perturbation_makes_its_evidence_stale(main_run):
     assert all(evidence.is_current(r, main_run.repo, p) for r in recs)
     p2 = dict(p, edits=[{"find": "return a + b", "replace": "return a * b"}])
     assert all(not evidence.is_current(r, main_run.repo, p2) for r in recs)
+
+
+def test_committed_evidence_holds_no_path_of_the_machine_that_recorded_it():
+    """Evidence is committed and read on other machines: the spec location, gate, target and
+    fixtures it names are relative to the repository."""
+    import json
+    from pathlib import Path
+
+    records = sorted((Path(__file__).resolve().parents[2] / "reports" / "evidence").glob("*/*.json"))
+    assert records
+    for path in records:
+        r = json.loads(path.read_text())
+        named = [r["spec_file"], r["gate_file"], r["target_file"], *r["hashes"]["fixtures"]]
+        assert not any(Path(p.split(":")[0]).is_absolute() for p in named), (path.name, named)
