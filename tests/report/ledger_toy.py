@@ -174,6 +174,14 @@ class Toy:
         from fidelity.spec import load_catalogue
         return load_catalogue(self.specs)
 
+    def report_args(self, tmp_path: Path, gate_run: dict) -> tuple[list[str], Path]:
+        """`fidelity report` arguments rendering this toy from the recorded `gate_run` into tmp_path/out."""
+        run = tmp_path / "gate-run.json"
+        run.write_text(json.dumps(gate_run))
+        out = tmp_path / "out"
+        return ["--specs", str(self.specs), "--reports", str(self.reports), "--out", str(out),
+                "--fixtures", str(self.fixtures), "--no-html", "--gates-from", str(run)], out
+
     def record(self, pid: str, gate: str, outcome: str, *, reading=None, predicted=None, green_after=True,
                edits=None, listed=True, detail="", readings=None, fixtures=True, recorded_at="2026-11-29T10:00:00Z"):
         edits = edits if edits is not None else EDITS[pid]

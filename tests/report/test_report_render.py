@@ -185,11 +185,7 @@ def test_gates_from_a_recorded_run(toy, tmp_path, capsys, monkeypatch):
     from fidelity.commands import report_cmd
 
     monkeypatch.setattr(report_cmd, "REPO_ROOT", toy.root)
-    run = tmp_path / "gate-run.json"
-    run.write_text(json.dumps(gate_run_record()))
-    out = tmp_path / "out"
-    common = ["--specs", str(toy.specs), "--reports", str(toy.reports), "--out", str(out),
-              "--fixtures", str(toy.fixtures), "--no-html", "--gates-from", str(run)]
+    common, out = toy.report_args(tmp_path, gate_run_record())
     assert _cli(common) == 0
     text = (out / "LEDGER.md").read_text()
     assert "| `toy.eq1` | **passed** 1 of 1 gates | **not run** |" in text

@@ -150,11 +150,7 @@ def test_findings_count_in_nothing_of_ours_and_change_no_exit_code(toy, tmp_path
     assert "Findings about third-party" not in markdown.render(document.build(plain))
 
     monkeypatch.setattr(report_cmd, "REPO_ROOT", toy.root)
-    run = tmp_path / "gate-run.json"
-    run.write_text(json.dumps(third_party_record()))
-    out = tmp_path / "out"
-    common = ["--specs", str(toy.specs), "--reports", str(toy.reports), "--out", str(out),
-              "--fixtures", str(toy.fixtures), "--no-html", "--gates-from", str(run)]
+    common, out = toy.report_args(tmp_path, third_party_record())
     assert _cli(common) == 0                                                # a finding is not red
     assert "**finding** 1 of 1 gates" in (out / "LEDGER.md").read_text()
     assert _cli([*common, "--check"]) == 0
