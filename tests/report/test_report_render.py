@@ -3,7 +3,6 @@ LEDGER.md; matplotlib stays out of `fidelity --help` and of the Markdown ledger.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import subprocess
 import sys
