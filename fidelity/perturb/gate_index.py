@@ -25,7 +25,7 @@ from pathlib import Path
 from fidelity.perturb import jsonio, launch
 from fidelity.perturb.errors import GateCollectionError
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2  # 2: items carry skip_marker
 CONFIG_FILES = ("pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini", "conftest.py")
 
 
@@ -55,10 +55,13 @@ class GateIndex:
 
     def instances_covering(self, gate: str, module: str) -> list[str]:
         """Node ids of `gate`'s instances whose targets cover `module`; all of them when none does
-        (a gate named by a perturbation without covering it runs whole)."""
+        (a gate named by a perturbation without covering it runs whole). Instances marked skip at
+        collection (e.g. a CUDA instance on a machine without CUDA) are left out: they would only
+        be started to be skipped; unless nothing else is left, so the gate still reports why."""
         mine = [it for it in self.items if it["gate"] == gate]
-        covering = [it["nodeid"] for it in mine if any(covers(t, module) for t in it.get("targets", []))]
-        return covering or [it["nodeid"] for it in mine]
+        chosen = [it for it in mine if any(covers(t, module) for t in it.get("targets", []))] or mine
+        runnable = [it for it in chosen if not it.get("skip_marker")]
+        return [it["nodeid"] for it in (runnable or chosen)]
 
     def file_of(self, gate: str) -> str:
         return self.gates[gate]["file"]

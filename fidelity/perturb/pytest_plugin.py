@@ -86,8 +86,11 @@ def gate_markers(item) -> dict:
         targets.update(_as_list(m.args))
         targets.update(_as_list(m.kwargs.get("targets")))
     subject = item.get_closest_marker("gate_subject")
+    skip = item.get_closest_marker("skip")
+    skip_reason = (skip.kwargs.get("reason") or (skip.args[0] if skip.args else "unconditional skip")) if skip else None
     return {"gate_marker": marked, "equations": sorted(equations), "targets": sorted(targets),
-            "subject": subject.args[0] if subject else None, "device": subject.args[1] if subject else None}
+            "subject": subject.args[0] if subject else None, "device": subject.args[1] if subject else None,
+            "skip_marker": skip_reason}
 
 
 def pytest_addoption(parser):

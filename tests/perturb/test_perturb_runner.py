@@ -165,7 +165,8 @@ def test_a_file_changed_on_disk_fails_the_run_loudly(tmp_path):
 
 def test_only_the_instances_covering_the_target_run(tmp_path):
     """A gate with one instance per subject: a patch of one subject's module runs (in the baseline,
-    the perturbation and green after) only that subject's instance, and is caught by it."""
+    the perturbation and green after) only that subject's instance, and is caught by it. An
+    instance marked skip at collection (a device the machine lacks) is not started at all."""
     from .conftest import SPLIT, GATE_FOUR
 
     repo = make_toy_repo(tmp_path / "repo")

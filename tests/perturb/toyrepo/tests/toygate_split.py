@@ -8,6 +8,9 @@ from toysubj import arith, twice
 CASES = [
     pytest.param(lambda: arith.add(2.0, 2.0), id="arith", marks=pytest.mark.gate_targets("toysubj.arith")),
     pytest.param(lambda: twice.double(2.0), id="twice", marks=pytest.mark.gate_targets("toysubj.twice")),
+    # a device the machine lacks, known at collection (the gate conftest marks CUDA instances so)
+    pytest.param(lambda: twice.double(2.0), id="twice-absent-device",
+                 marks=[pytest.mark.gate_targets("toysubj.twice"), pytest.mark.skip(reason="not run: no such device")]),
 ]
 
 
