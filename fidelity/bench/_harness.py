@@ -123,6 +123,29 @@ class Row:
         return nbytes / (self.fused_ms[mode] * 1e-3) / 1e12
 
 
+def measure_paths(row: Row, paths: dict[str, tuple[Callable[[], object], Callable[[], object]]], device: str, *,
+                  warmup: int, reps: int) -> None:
+    """Time and count launches of each path's (forward, forward_backward) into `row`;
+    `paths` holds "fused" and "torch"."""
+    for name, (forward, forward_backward) in paths.items():
+        calls = {"fwd": forward, "fwd+bwd": forward_backward}
+        ms = {mode: time_call(fn, device, warmup=warmup, reps=reps) for mode, fn in calls.items()}
+        launches = {mode: count_launches(fn, device) for mode, fn in calls.items()}
+        setattr(row, f"{name}_ms", ms)
+        setattr(row, f"{name}_launches", launches)
+
+
+def report(name: str, title: str, rows: list[Row], device: str, peak_tbs: float | None, quick: bool,
+           out: Path | None) -> None:
+    """Print the table; with --out, also write NAME.txt and NAME.json there."""
+    text = render(title, rows, device, peak_tbs, quick)
+    print(text)
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{name}.txt").write_text(text + "\n", encoding="utf-8")
+        write_json(out / f"{name}.json", title, rows, device, peak_tbs, quick)
+
+
 def device_name(device: str) -> str:
     return torch.cuda.get_device_name() if device == "cuda" else "cpu (Triton interpreter)"
 

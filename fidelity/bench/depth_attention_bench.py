@@ -60,38 +60,27 @@ def main(argv: list[str] | None = None) -> int:
                 row = h.Row(config={"tokens": tokens, "L": L, "d": d},
                             bytes_fwd=v.numel() * s + cot.numel() * s + small,
                             bytes_fwd_bwd=2 * v.numel() * s + 2 * cot.numel() * s + small)
-                paths = {"fused": lambda a, b, c: fused(a, b, convention=conv, gain=c, backward="manual"),
-                         "torch": lambda a, b, c: tensor_path(a, b, convention=conv, gain=c, backward="autograd")}
-                for name, fn in paths.items():
-                    def forward(fn=fn):
+                def paths_of(fn):
+                    def forward():
                         with torch.no_grad():
                             fn(v, q, gain)
 
-                    def forward_backward(fn=fn):
+                    def forward_backward():
                         leaves = [t.detach().requires_grad_(True) for t in (v, q, gain)]
-                        hh, _ = fn(*leaves)
-                        hh.backward(cot)
+                        fn(*leaves)[0].backward(cot)
+                    return forward, forward_backward
 
-                    ms = {"fwd": h.time_call(forward, device, warmup=warmup, reps=reps),
-                          "fwd+bwd": h.time_call(forward_backward, device, warmup=warmup, reps=reps)}
-                    launches = {"fwd": h.count_launches(forward, device),
-                                "fwd+bwd": h.count_launches(forward_backward, device)}
-                    if name == "fused":
-                        row.fused_ms, row.fused_launches = ms, launches
-                    else:
-                        row.torch_ms, row.torch_launches = ms, launches
+                h.measure_paths(row, {
+                    "fused": paths_of(lambda a, b, c: fused(a, b, convention=conv, gain=c, backward="manual")),
+                    "torch": paths_of(lambda a, b, c: tensor_path(a, b, convention=conv, gain=c, backward="autograd")),
+                }, device, warmup=warmup, reps=reps)
                 rows.append(row)
                 del v, cot
                 if device == "cuda":
                     torch.cuda.empty_cache()
     title = (f"AttnRes depth attention ({conv} convention, learned gain), float32, fused Triton kernels vs "
              "fidelity.impl.torch (autograd)")
-    text = h.render(title, rows, device, peak, quick)
-    print(text)
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "depth_attention_bench.txt").write_text(text + "\n", encoding="utf-8")
-        h.write_json(args.out / "depth_attention_bench.json", title, rows, device, peak, quick)
+    h.report("depth_attention_bench", title, rows, device, peak, quick, args.out)
     return 0
 
 

@@ -50,35 +50,25 @@ def main(argv: list[str] | None = None) -> int:
             itemsize = x.element_size()
             row = h.Row(config={"tokens": tokens, "n": n}, bytes_fwd=2 * x.numel() * itemsize,
                         bytes_fwd_bwd=4 * x.numel() * itemsize)
-            paths = {"fused": lambda t: fused(t, t_max=t_max, backward="manual"),
-                     "torch": lambda t: tensor_path(t, t_max=t_max, backward="autograd")}
-            for name, fn in paths.items():
-                def forward(fn=fn):
+            def paths_of(fn):
+                def forward():
                     with torch.no_grad():
                         fn(x)
 
-                def forward_backward(fn=fn):
+                def forward_backward():
                     leaf = x.detach().requires_grad_(True)
                     fn(leaf).backward(cot)
+                return forward, forward_backward
 
-                ms = {"fwd": h.time_call(forward, device, warmup=warmup, reps=reps),
-                      "fwd+bwd": h.time_call(forward_backward, device, warmup=warmup, reps=reps)}
-                launches = {"fwd": h.count_launches(forward, device), "fwd+bwd": h.count_launches(forward_backward, device)}
-                if name == "fused":
-                    row.fused_ms, row.fused_launches = ms, launches
-                else:
-                    row.torch_ms, row.torch_launches = ms, launches
+            h.measure_paths(row, {"fused": paths_of(lambda t: fused(t, t_max=t_max, backward="manual")),
+                                  "torch": paths_of(lambda t: tensor_path(t, t_max=t_max, backward="autograd"))},
+                            device, warmup=warmup, reps=reps)
             rows.append(row)
             del x, cot
             if device == "cuda":
                 torch.cuda.empty_cache()
     title = f"Sinkhorn M({t_max}) (mHC Eq. 9), float32, fused Triton kernel vs fidelity.impl.torch (autograd)"
-    text = h.render(title, rows, device, peak, quick)
-    print(text)
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "sinkhorn_bench.txt").write_text(text + "\n", encoding="utf-8")
-        h.write_json(args.out / "sinkhorn_bench.json", title, rows, device, peak, quick)
+    h.report("sinkhorn_bench", title, rows, device, peak, quick, args.out)
     return 0
 
 
