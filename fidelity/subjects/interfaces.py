@@ -39,6 +39,21 @@ class DepthAttention(Protocol):
         ...
 
 
+def check_depth_attention_inputs(sources: torch.Tensor, query: torch.Tensor, gain: torch.Tensor | None) -> int:
+    """The DepthAttention contract on its inputs (shapes, one dtype); returns d. ValueError / TypeError."""
+    if sources.dim() < 2:
+        raise ValueError(f"sources must be [L, ..., d], got shape {tuple(sources.shape)}")
+    d = sources.shape[-1]
+    if query.shape != (d,):
+        raise ValueError(f"query must be [d] = [{d}], got shape {tuple(query.shape)}")
+    if gain is not None and gain.shape != (d,):
+        raise ValueError(f"gain must be [d] = [{d}], got shape {tuple(gain.shape)}")
+    for name, t in (("query", query), ("gain", gain)):
+        if t is not None and t.dtype != sources.dtype:
+            raise TypeError(f"{name} dtype {t.dtype} differs from sources dtype {sources.dtype}; no silent casts")
+    return d
+
+
 class SinkhornProjection(Protocol):
     def __call__(
         self,

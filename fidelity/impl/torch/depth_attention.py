@@ -32,7 +32,7 @@ import torch
 from torch import nn
 from torch.autograd.function import once_differentiable
 
-from fidelity.subjects.interfaces import SCORE_CONVENTIONS
+from fidelity.subjects.interfaces import SCORE_CONVENTIONS, check_depth_attention_inputs
 
 BACKWARD_ROUTES = ("autograd", "manual")
 
@@ -116,16 +116,7 @@ def depth_attend(
     backward: str = "autograd",
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Return (h [..., d], alpha [L, ...]) for sources [L, ..., d] and a pseudo-query [d]."""
-    if sources.dim() < 2:
-        raise ValueError(f"sources must be [L, ..., d], got shape {tuple(sources.shape)}")
-    d = sources.shape[-1]
-    if query.shape != (d,):
-        raise ValueError(f"query must be [d] = [{d}], got shape {tuple(query.shape)}")
-    if gain is not None and gain.shape != (d,):
-        raise ValueError(f"gain must be [d] = [{d}], got shape {tuple(gain.shape)}")
-    for name, t in (("query", query), ("gain", gain)):
-        if t is not None and t.dtype != sources.dtype:
-            raise TypeError(f"{name} dtype {t.dtype} differs from sources dtype {sources.dtype}; no silent casts")
+    d = check_depth_attention_inputs(sources, query, gain)
     m, scale = convention_constants(convention, d)
     if backward == "autograd":
         h, alpha, _, _ = _depth_forward(sources, query, gain, m, scale, eps)

@@ -38,7 +38,7 @@ import triton
 import triton.language as tl
 from torch.autograd.function import once_differentiable
 
-from fidelity.subjects.interfaces import SCORE_CONVENTIONS
+from fidelity.subjects.interfaces import SCORE_CONVENTIONS, check_depth_attention_inputs
 
 from ._common import INTERPRETED, check_runnable, device_function, div_, exp_, launch, max_, next_pow2, sqrt_, sum_
 
@@ -51,7 +51,11 @@ NUM_WARPS = 8
 
 
 def convention_constants(convention: str, d: int) -> tuple[float, float]:
-    """Return (m, scale) of a score convention for key width d."""
+    """Return (m, scale) of a score convention for key width d.
+
+    The reference has the same table; this copy is deliberate: the kernels' subject must not read
+    the reference's convention math, or a perturbation of the reference (P6, P7 edit its table)
+    would change the kernels too, while the runner runs only the reference's gate instances."""
     if convention == "paper":
         return 1.0 / d, 1.0  # attnres.eq2: q^T RMSNorm(k), mean form (m = 1/d), no temperature
     if convention == "l2_sqrt_d":
@@ -252,16 +256,7 @@ def depth_attend(
     backward: str = "manual",
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Return (h [..., d], alpha [L, ...]) for sources [L, ..., d] and a pseudo-query [d], fused."""
-    if sources.dim() < 2:
-        raise ValueError(f"sources must be [L, ..., d], got shape {tuple(sources.shape)}")
-    d = sources.shape[-1]
-    if query.shape != (d,):
-        raise ValueError(f"query must be [d] = [{d}], got shape {tuple(query.shape)}")
-    if gain is not None and gain.shape != (d,):
-        raise ValueError(f"gain must be [d] = [{d}], got shape {tuple(gain.shape)}")
-    for name, t in (("query", query), ("gain", gain)):
-        if t is not None and t.dtype != sources.dtype:
-            raise TypeError(f"{name} dtype {t.dtype} differs from sources dtype {sources.dtype}; no silent casts")
+    d = check_depth_attention_inputs(sources, query, gain)
     m, scale = convention_constants(convention, d)
     if backward == "autograd":
         raise NotImplementedError("the Triton depth attention has no 'autograd' route (torch cannot differentiate "
