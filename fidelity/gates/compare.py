@@ -8,6 +8,7 @@ Policy (../DESIGN.md, "Tolerance policy"):
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -93,3 +94,31 @@ def separation(expected: float, predicted_wrong: float, tol: Tolerance, dtype: t
     """Distance from the right value to a perturbation's predicted value, in units of the tolerance."""
     rel = abs(predicted_wrong - expected) / max(abs(expected), tol.floor)
     return rel / tol.rtol(dtype)
+
+
+# DESIGN.md: a prediction under 10 tolerances from the right value is a weak gate.
+SEPARATION_MIN = 10.0
+
+
+def distance_in_tolerances(a: torch.Tensor, b: torch.Tensor, scale: torch.Tensor, tol: Tolerance,
+                           dtype: torch.dtype) -> float:
+    """max_i |a_i - b_i| / max(|scale_i|, floor), in units of tol.rtol(dtype); a nan anywhere is infinitely far."""
+    rel = (a - b).abs() / scale.abs().clamp_min(tol.floor)
+    rel = torch.where(torch.isnan(rel), torch.full_like(rel, math.inf), rel)
+    return float(rel.max()) / tol.rtol(dtype)
+
+
+def assert_predictions_separated(fixture_side: dict[str, float], subject_side: dict[str, float], *,
+                                 output: str, at_least: float = SEPARATION_MIN) -> float:
+    """Each predicted defect's distance in tolerances from the right value (fixture side) and from
+    the subject's output (subject side). A weak fixture-side one is no fault of the subject: a
+    ValueError (red for another reason). The weakest subject-side one is the gate's assertion and
+    reading; the weakest fixture-side one is kept as `weakest_fixture_separation`."""
+    weakest_fixture = min(fixture_side, key=fixture_side.get)
+    readings.record(fixture_side[weakest_fixture], "weakest_fixture_separation")
+    if fixture_side[weakest_fixture] < at_least:
+        raise ValueError(f"fixture prediction {weakest_fixture} lies only {fixture_side[weakest_fixture]:.3g} "
+                         "tolerances from the right value: a weak gate (fix the fixture or the tolerance)")
+    weakest = min(subject_side, key=subject_side.get)
+    return assert_bound(subject_side[weakest], at_least=at_least,
+                        what=f"separation of the subject's {output} from predicted defect {weakest}, in tolerances")
