@@ -63,11 +63,9 @@ def main(argv: list[str] | None = None) -> int:
         return 4
     with open(argv[0], encoding="utf-8") as f:
         job = json.load(f)
-    for name, value in (job.get("env") or {}).items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
+    from fidelity.perturb.launch import apply_overrides
+
+    apply_overrides(os.environ, job.get("env"))
     patch = job.get("patch")
     finder = None
     if patch:

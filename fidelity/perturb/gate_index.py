@@ -37,7 +37,9 @@ class GateIndex:
 
     def __post_init__(self):
         gates: dict[str, dict] = {}
+        self._items_of: dict[str, list[dict]] = {}  # gate -> its collected instances
         for it in self.items:
+            self._items_of.setdefault(it["gate"], []).append(it)
             g = gates.setdefault(it["gate"], {"file": it["file"], "equations": set(), "targets": set(),
                                               "nodeids": [], "gate_marker": False})
             g["equations"].update(it.get("equations", []))
@@ -58,7 +60,7 @@ class GateIndex:
         (a gate named by a perturbation without covering it runs whole). Instances marked skip at
         collection (e.g. a CUDA instance on a machine without CUDA) are left out: they would only
         be started to be skipped; unless nothing else is left, so the gate still reports why."""
-        mine = [it for it in self.items if it["gate"] == gate]
+        mine = self._items_of.get(gate, [])
         chosen = [it for it in mine if any(covers(t, module) for t in it.get("targets", []))] or mine
         runnable = [it for it in chosen if not it.get("skip_marker")]
         return [it["nodeid"] for it in (runnable or chosen)]

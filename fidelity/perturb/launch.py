@@ -110,14 +110,19 @@ def child_env(repo_root: str, pythonpath: list[str] | tuple[str, ...] = (), thre
     return env
 
 
-def with_overrides(env: dict, overrides: dict[str, str | None] | None) -> dict:
-    """`env` with `overrides` applied: a str sets the variable, None unsets it."""
-    env = dict(env)
+def apply_overrides(env, overrides: dict[str, str | None] | None) -> None:
+    """Change `env` (a dict or os.environ) in place: a str sets the variable, None unsets it."""
     for k, v in (overrides or {}).items():
         if v is None:
             env.pop(k, None)
         else:
             env[k] = v
+
+
+def with_overrides(env: dict, overrides: dict[str, str | None] | None) -> dict:
+    """A copy of `env` with `overrides` applied."""
+    env = dict(env)
+    apply_overrides(env, overrides)
     return env
 
 
