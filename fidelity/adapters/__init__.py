@@ -17,12 +17,13 @@ Rules every adapter keeps (they are what makes a red gate a finding about the pa
    code that runs. `unavailable_reason()` says "package X not installed (pip install
    'fidelity[thirdparty]')" when the import fails.
 2. No silent casts. A package that computes in float32 only (it calls `.float()` inside)
-   raises NotImplementedError("... only float32 ...") for any other dtype: that gate
-   instance is reported as NOT RUN, never as passed or failed.
+   declares Capability(dtypes=("float32",), ...) and raises NotRun("... only float32 ...") for
+   any other dtype: that gate instance is reported as NOT RUN, never as passed or failed.
 3. No fixing up. The adapter reshapes inputs into the package's layout and the output back,
    names the package's parameters by our names, and does nothing else: no clamps, no
    renormalisation, no retries, no transposes that are not a documented change of notation.
-4. What the package cannot do is NotImplementedError with the reason: a score convention it
+4. What the package cannot do is NotRun (fidelity.subjects.subject.NotRun) with the reason, never a
+   bare NotImplementedError (the gates count that as red, like torch's own): a score convention it
    lacks, a layout it lacks, a manual backward, a parameter our interface has and the package
    does not (e.g. a full [nC, n] phi_pre), an init option it does not offer.
 5. Observation, not recomputation. Where the interface returns an intermediate (alpha of depth
@@ -30,6 +31,7 @@ Rules every adapter keeps (they are what makes a red gate a finding about the pa
    (a forward hook on the package's own submodule, or a TorchFunctionMode that records one
    function's result without changing it); it never recomputes the formula itself.
 
-`modules` of each SUBJECT names the package's own modules, so the perturbation runner can patch
-the package's source and find the gates that cover it.
+`capabilities` of each SUBJECT declares, per mechanism, the dtypes, devices and gradient routes
+it drives (fidelity.mechanisms.Capability). `modules` names the package's own modules, so the
+perturbation runner can patch the package's source and find the gates that cover it.
 """

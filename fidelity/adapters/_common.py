@@ -1,14 +1,14 @@
 """Shared plumbing of the adapters: lazy imports, availability, refusals, observation."""
 from __future__ import annotations
 
-from fidelity.subjects.subject import NotRun
-
 import importlib
 from types import ModuleType
 from typing import Callable, Iterable
 
 import torch
 from torch.overrides import TorchFunctionMode
+
+from fidelity.subjects.subject import NotRun
 
 INSTALL_HINT = "pip install 'fidelity[thirdparty]'"
 

@@ -34,16 +34,14 @@ Parameter map of BlockAttnResAdapter:
                        initialised FROM the package's own init (its _init_weights zeroes them) and
                        handed to each package operator for the duration of a forward
     output_query    -> none: the package's output is the sum of the final sources. The wrapper has
-                       no such parameter (a gate that needs it reports NotImplementedError).
+                       no such parameter (a gate that needs it reports it as not run).
 
-Refused (NotImplementedError): any dtype but float32; the "l2" and "l2_sqrt_d" conventions; a
+Refused (NotRun, reported as not run): any dtype but float32; the "l2" and "l2_sqrt_d" conventions; a
 learned gain (the key norm has no weight); a "manual" backward; the "two_phase" mode (the package
 ships phase-1 and merge helpers, `two_phase_block_attnres_inference` and `online_softmax_merge`,
 but no schedule that uses them); return_trace (the schedule keeps its sources in local variables).
 """
 from __future__ import annotations
-
-from fidelity.subjects.subject import NotRun
 
 import math
 from typing import Callable, Sequence
@@ -52,7 +50,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from fidelity.subjects.subject import Subject
+from fidelity.subjects.subject import Capability, NotRun, Subject
 
 from ._common import Observe, load, require_float32, require_route, unavailable
 
@@ -200,6 +198,8 @@ class BlockAttnResAdapter(nn.Module):
                 f"(Eq. 5: {math.ceil(self.L / self.num_blocks)}), schedule={self._schedule} (package {PACKAGE})")
 
 
+_FLOAT32_AUTOGRAD = Capability(("float32",), ("cpu", "cuda"), ("autograd",))
+
 SUBJECT = Subject(
     name=PACKAGE,
     description="PyPI attn-res: AttnResOperator and its Block/Full schedule; paper convention, float32, direct only",
@@ -207,9 +207,9 @@ SUBJECT = Subject(
         "depth_attention": depth_attend,
         "block_attnres": BlockAttnResAdapter,
     },
-    backward_routes={
-        "depth_attention": ("autograd",),
-        "block_attnres": ("autograd",),
+    capabilities={  # the key norm computes in float32 (RMSNormNoWeight calls .float())
+        "depth_attention": _FLOAT32_AUTOGRAD,
+        "block_attnres": _FLOAT32_AUTOGRAD,
     },
     unavailable_reason=unavailable(PACKAGE, MAIN),
     modules={

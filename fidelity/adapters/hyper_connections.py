@@ -18,7 +18,7 @@ column scaling the first column pass removes); exp; then `iters` times an L1 nor
 dim -2 (columns) then dim -1 (rows), each `F.normalize(p=1)`, i.e. x / max(sum|x|, 1e-12);
 cast back to the input dtype. Column-then-row as Eq. 9, in the linear domain, with a floor
 1e-12 on every sum. `log_domain_sinkhorn_knopps`: log_softmax over dim -2 then dim -1, in
-float32, exp at the end. Both compute in float32: any other dtype is NotImplementedError here.
+float32, exp at the end. Both compute in float32: any other dtype is refused here (NotRun).
 
 mHC (`ManifoldConstrainedHyperConnections(n, dim=C, layer_index=k)`), per stream s, with
 r_s = RMSNorm(x_s) = x_s / max(||x_s||_2, 1e-12) * sqrt(C) * (1 + gamma) computed PER STREAM
@@ -45,7 +45,7 @@ Parameter map of MhcResidualAdapter (our name -> the package's parameter):
     alpha_pre  (1,)  -> pre_branch_scale   (shape (1,), not (): the package's own shape)
     alpha_res  (1,)  -> residual_scale     (shape (1,))
     alpha_post ()    -> h_post_scale
-    phi_pre, phi_post, phi_res -> NotImplementedError: the package has one W [C, n+1] and one
+    phi_pre, phi_post, phi_res -> NotRun: the package has one W [C, n+1] and one
         dynamic_beta_fn [C] SHARED by all streams, each applied to that stream's own norm; Eq. 7's
         phi_pre [nC, n], phi_post [nC, n], phi_res [nC, n^2] see every stream and have no counterpart.
     Unmapped package parameters keep their own names: pkg.dynamic_alpha_fn, pkg.dynamic_beta_fn,
@@ -58,9 +58,9 @@ beta = dynamic_beta_scale tanh(H-bar W_beta) + static_beta, mix = alpha^T H as E
 Parameter map of HyperConnectionAdapter (every one a leaf of the package, same layout as ours):
     static_beta [n], static_alpha [n, n+1], dynamic_alpha_fn [d, n+1], dynamic_beta_fn [d] -> same names
     alpha_scale -> dynamic_alpha_scale,  beta_scale -> dynamic_beta_scale
-    layer_norm  -> NotImplementedError (the package's norm is RMSNorm: pkg.norm.gamma, no LayerNorm)
+    layer_norm  -> NotRun (the package's norm is RMSNorm: pkg.norm.gamma, no LayerNorm)
 
-Refused (NotImplementedError, reported as not run): float64 / any non-float32 mHC or Sinkhorn;
+Refused (NotRun, reported as not run): float64 / any non-float32 mHC or Sinkhorn;
 the "sliced" mHC layout; a "manual" backward; dynamic_init_std > 0 (the package zero-inits W);
 eps other than the paper's 1e-20 (the package's norm has no epsilon, only the 1e-12 clamp of
 F.normalize); static HC (dynamic=False: the package has no static mode). Init keywords: omitted,
@@ -70,15 +70,13 @@ parameters, as a gate would set them.
 """
 from __future__ import annotations
 
-from fidelity.subjects.subject import NotRun
-
 from typing import Callable
 
 import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
-from fidelity.subjects.subject import Subject
+from fidelity.subjects.subject import Capability, NotRun, Subject
 
 from ._common import LastOutput, load, refuse, require_float32, require_route, unavailable
 
@@ -343,6 +341,10 @@ class HyperConnectionAdapter(_StreamsMixin, nn.Module):
 # ---------------------------------------------------------------- subjects
 
 
+_DEVICES = ("cpu", "cuda")
+_FLOAT32_AUTOGRAD = Capability(("float32",), _DEVICES, ("autograd",))
+
+
 def _subject(log_domain: bool) -> Subject:
     def mhc_residual(*args, **kwargs) -> MhcResidualAdapter:
         if log_domain:
@@ -360,10 +362,10 @@ def _subject(log_domain: bool) -> Subject:
             "mhc_residual": mhc_residual,
             "hyper_connection": HyperConnectionAdapter,
         },
-        backward_routes={
-            "sinkhorn": ("autograd",),
-            "mhc_residual": ("autograd",),
-            "hyper_connection": ("autograd",),
+        capabilities={
+            "sinkhorn": _FLOAT32_AUTOGRAD,  # both Sinkhorns call .float()
+            "mhc_residual": _FLOAT32_AUTOGRAD,  # so does the width connection's norm
+            "hyper_connection": Capability(("float32", "float64"), _DEVICES, ("autograd",)),  # computes in its dtype
         },
         unavailable_reason=unavailable(PACKAGE, MHC_MODULE, HC_MODULE),
         modules={

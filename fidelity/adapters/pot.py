@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import torch
 
-from fidelity.subjects.subject import Subject
+from fidelity.subjects.subject import Capability, Subject
 
 from ._common import load, require_route, unavailable
 
@@ -72,7 +72,7 @@ SUBJECT = Subject(
     name=PACKAGE,
     description="PyPI pot (Python Optimal Transport): ot.sinkhorn(method='sinkhorn_log'), a = b = 1, M = -logits, reg = 1",
     mechanisms={"sinkhorn": sinkhorn},
-    backward_routes={"sinkhorn": ("autograd",)},
+    capabilities={"sinkhorn": Capability(("float32", "float64"), ("cpu", "cuda"), ("autograd",))},
     unavailable_reason=unavailable(PACKAGE, "ot", SINKHORN_MODULE),
     modules={"sinkhorn": (SINKHORN_MODULE, BACKEND_MODULE)},
 )

@@ -1,27 +1,38 @@
-"""`fidelity list [papers|equations|claims|perturbations]`: what the specs say, one row each."""
+"""`fidelity list [papers|equations|claims|perturbations|mechanisms]`: what the specs say, one row each."""
 from __future__ import annotations
 
 from fidelity import textable
-from fidelity.commands.common import EXIT_OK, add_json_option, add_specs_option, print_json, where_text
+import sys
+
+from fidelity.commands.common import EXIT_OK, EXIT_USAGE, add_json_option, add_specs_option, print_json, where_text
 from fidelity.spec import load_catalogue
 
-WHAT = ("papers", "equations", "claims", "perturbations")
+WHAT = ("papers", "equations", "claims", "perturbations", "mechanisms")
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("list", help="list papers, equations, claims or perturbations",
+    p = sub.add_parser("list", help="list papers, equations, claims, perturbations or mechanisms",
                        description="List the items the specs define. Equations show their tier "
-                                   "(a: checked against author code, b: transcription, c: our choice) and status.")
+                                   "(a: checked against author code, b: transcription, c: our choice) and status. "
+                                   "Mechanisms are what a subject may provide (built-in, installed entry points "
+                                   "of the group fidelity.mechanisms, and the project's own); "
+                                   "`fidelity show mechanism:NAME` shows one in full.")
     p.add_argument("what", nargs="?", choices=WHAT, default="equations", help="what to list (default: equations)")
-    p.add_argument("--paper", help="only items of this paper id (e.g. mhc)")
+    p.add_argument("--paper", help="only items of this paper id (e.g. mhc); for mechanisms, those with an "
+                                   "equation of that paper")
     add_specs_option(p)
     add_json_option(p)
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, project_optional=True)  # mechanisms are documented outside any project too
 
 
 def run(args) -> int:
-    cat = load_catalogue(args.specs)
-    rows = globals()[f"_{args.what}"](cat, args.paper)
+    if args.what == "mechanisms":  # declared in code, not in the specs: no catalogue needed
+        rows = _mechanisms(args)
+        if rows is None:
+            return EXIT_USAGE
+    else:
+        cat = load_catalogue(args.specs)
+        rows = globals()[f"_{args.what}"](cat, args.paper)
     if args.json:
         print_json(rows)
     else:
@@ -65,3 +76,17 @@ def _perturbations(cat, paper):
     return [{"id": p.id, "paper": p.paper, "title": p.data["title"], "target": p.data["target"],
              "gates": len(p.data["gates"])}
             for p in cat.perturbations.values() if paper in (None, p.paper)]
+
+
+def _mechanisms(args):
+    from fidelity.mechanisms import MechanismLoadError
+    from fidelity.mechanisms.registry import project_mechanisms
+
+    try:
+        known = project_mechanisms(getattr(args, "project", None))
+    except MechanismLoadError as exc:
+        print(f"fidelity list: error: {exc}", file=sys.stderr)
+        return None
+    paper = args.paper
+    return [{"name": m.name, "kind": m.kind, "equations": list(m.equations), "summary": m.summary}
+            for m in known.values() if paper is None or any(e.split(".")[0] == paper for e in m.equations)]

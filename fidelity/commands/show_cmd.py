@@ -1,4 +1,4 @@
-"""`fidelity show ID`: one item in full, with its provenance."""
+"""`fidelity show ID`: one item in full, with its provenance; `fidelity show mechanism:NAME`: a mechanism's interface."""
 from __future__ import annotations
 
 import yaml
@@ -6,18 +6,25 @@ import yaml
 from fidelity.commands.common import EXIT_OK, EXIT_USAGE, add_json_option, add_specs_option, print_json
 from fidelity.spec import load_catalogue
 
+MECHANISM_PREFIX = "mechanism:"
+
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("show", help="show one paper, equation, claim or perturbation in full",
+    p = sub.add_parser("show", help="show one paper, equation, claim, perturbation or mechanism in full",
                        description="Show one item by id (e.g. mhc.eq9, attnres, P1): its text, "
-                                   "provenance and the file and line it is written at.")
+                                   "provenance and the file and line it is written at. "
+                                   "`mechanism:NAME` (e.g. mechanism:sinkhorn) shows a mechanism's interface: "
+                                   "every argument, default and shape, and for a module factory its parameters, "
+                                   "attributes and methods.")
     p.add_argument("id")
     add_specs_option(p)
     add_json_option(p)
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, project_optional=True)  # mechanisms are documented outside any project too
 
 
 def run(args) -> int:
+    if args.id.startswith(MECHANISM_PREFIX):
+        return _show_mechanism(args)
     cat = load_catalogue(args.specs)
     item = cat.get(args.id)
     if item is None:
@@ -35,6 +42,25 @@ def run(args) -> int:
         print_json(record)
     else:
         print(yaml.safe_dump(record, sort_keys=False, allow_unicode=True, width=100).rstrip())
+    return EXIT_OK
+
+
+def _show_mechanism(args) -> int:
+    from fidelity.mechanisms import MechanismLoadError
+    from fidelity.mechanisms.docs import as_dict, render_text
+    from fidelity.mechanisms.registry import project_mechanisms
+
+    name = args.id[len(MECHANISM_PREFIX):]
+    try:
+        known = project_mechanisms(getattr(args, "project", None))
+    except MechanismLoadError as exc:
+        raise SystemExit(_usage_error(str(exc))) from None
+    if name not in known:
+        raise SystemExit(_usage_error(f"no mechanism named {name!r}; known: {', '.join(sorted(known))}"))
+    if args.json:
+        print_json(as_dict(known[name]))
+    else:
+        print(render_text(known[name]), end="")
     return EXIT_OK
 
 

@@ -4,14 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from .interfaces import MECHANISMS
+import torch
 
+from fidelity.mechanisms.capability import Capability
+from fidelity.mechanisms.refusal import NotRun
 
-class NotRun(NotImplementedError):
-    """A subject cannot drive this feature (a dtype, a route, a parameter): the gate instance
-    is reported as NOT RUN with this reason, never passed and never failed. Subjects raise
-    this, not a bare NotImplementedError, so that torch's own NotImplementedError (an op
-    missing on a device) stays what it is: red for another reason."""
+__all__ = ["Capability", "NotRun", "Subject"]
 
 
 @dataclass(frozen=True)
@@ -20,38 +18,54 @@ class Subject:
 
     name               short id printed in the run header ("torch", "triton", ...)
     description        one line for the report
-    mechanisms         mechanism name (see interfaces.MECHANISMS) -> callable or module factory
-    backward_routes    mechanism name -> the gradient routes it supports, e.g. ("autograd", "manual")
+    mechanisms         mechanism name -> callable or module factory (`fidelity list mechanisms` lists the
+                       known ones and `fidelity show mechanism:NAME` their interfaces; any name is accepted,
+                       fidelity.mechanisms.undeclared_mechanisms says which no known Mechanism declares)
+    capabilities       mechanism name -> Capability: the dtypes, devices and gradient routes it drives
     unavailable_reason returns None when the subject can run here, else why it cannot
     modules            mechanism name -> the importable modules whose source implements it; the
                        perturbation runner uses this to find the gates that cover a patched module
+
+    What a subject cannot drive inside its capabilities (a convention, a layout, a parameter) it
+    refuses by raising NotRun(reason): reported as not run, never passed and never failed.
     """
 
     name: str
     description: str
     mechanisms: Mapping[str, Callable]
-    backward_routes: Mapping[str, tuple[str, ...]]
+    capabilities: Mapping[str, Capability]
     unavailable_reason: Callable[[], str | None]
     modules: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        unknown = sorted(set(self.mechanisms) - set(MECHANISMS))
-        if unknown:
-            raise ValueError(f"subject {self.name!r}: unknown mechanisms {unknown}; known: {tuple(MECHANISMS)}")
-        missing_routes = sorted(set(self.mechanisms) - set(self.backward_routes))
-        if missing_routes:
-            raise ValueError(f"subject {self.name!r}: no backward routes declared for {missing_routes}")
+        missing = sorted(set(self.mechanisms) - set(self.capabilities))
+        if missing:
+            raise ValueError(f"subject {self.name!r}: no capabilities declared for {missing}; give each mechanism a "
+                             "Capability(dtypes=..., devices=..., backward=...)")
+        extra = sorted(set(self.capabilities) - set(self.mechanisms))
+        if extra:
+            raise ValueError(f"subject {self.name!r}: capabilities declared for {extra}, which it does not provide")
+        wrong = sorted(m for m, c in self.capabilities.items() if not isinstance(c, Capability))
+        if wrong:
+            raise TypeError(f"subject {self.name!r}: capabilities of {wrong} are not fidelity.mechanisms.Capability")
+
+    @property
+    def backward_routes(self) -> dict[str, tuple[str, ...]]:
+        """mechanism -> its gradient routes, read from `capabilities` (prefer `supports(mechanism, backward)`)."""
+        return {m: c.routes for m, c in self.capabilities.items()}
 
     def available(self) -> bool:
         return self.unavailable_reason() is None
 
-    def supports(self, mechanism: str, backward: str | None = None) -> bool:
+    def supports(self, mechanism: str, backward: str | None = None, *, dtype: torch.dtype | str | None = None,
+                 device: torch.device | str | None = None) -> bool:
+        """Whether this subject provides `mechanism` and its capability covers the route, dtype and device asked."""
         if mechanism not in self.mechanisms:
             return False
-        return backward is None or backward in self.backward_routes.get(mechanism, ())
+        return self.capabilities[mechanism].covers(backward=backward, dtype=dtype, device=device)
 
     def get(self, mechanism: str) -> Callable:
-        """The callable or factory for `mechanism`; NotImplementedError if this subject lacks it."""
+        """The callable or factory for `mechanism`; NotRun if this subject lacks it."""
         try:
             return self.mechanisms[mechanism]
         except KeyError:

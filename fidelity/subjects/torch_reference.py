@@ -1,12 +1,19 @@
-"""The PyTorch reference subject: fidelity.impl.torch behind the interfaces of interfaces.py."""
+"""The PyTorch reference subject: fidelity.impl.torch behind the interfaces of fidelity.mechanisms."""
 from __future__ import annotations
 
 from fidelity.impl.torch import BlockAttnRes, HyperConnection, LoopModel, MhcResidual, depth_attend, sinkhorn
 
-from .subject import Subject
+from .subject import Capability, Subject
 
 
 _PKG = "fidelity.impl.torch"
+
+
+# The dtypes the gates hold the reference to; torch would run others, unverified.
+_DTYPES = ("float32", "float64")
+_DEVICES = ("cpu", "cuda")
+_BOTH_ROUTES = Capability(_DTYPES, _DEVICES, ("autograd", "manual"))
+_AUTOGRAD = Capability(_DTYPES, _DEVICES, ("autograd",))
 
 
 def available() -> str | None:
@@ -25,13 +32,15 @@ SUBJECT = Subject(
         "hyper_connection": HyperConnection,
         "loop_model": LoopModel,
     },
-    backward_routes={
-        "depth_attention": ("autograd", "manual"),
-        "sinkhorn": ("autograd", "manual"),
-        "block_attnres": ("autograd",),
-        "mhc_residual": ("autograd",),
-        "hyper_connection": ("autograd",),
-        "loop_model": ("autograd",),
+    capabilities={
+        "depth_attention": _BOTH_ROUTES,
+        "sinkhorn": _BOTH_ROUTES,
+        # the modules' gradient is autograd; their `backward` / `sinkhorn_backward` keywords pick the route of
+        # the depth attention / Sinkhorn inside, which the function gates hold
+        "block_attnres": _AUTOGRAD,
+        "mhc_residual": _AUTOGRAD,
+        "hyper_connection": _AUTOGRAD,
+        "loop_model": _AUTOGRAD,
     },
     unavailable_reason=available,
     modules={

@@ -1,12 +1,12 @@
-"""The Triton subject: the fused kernels of fidelity/impl/triton behind the interfaces of interfaces.py.
+"""The Triton subject: the fused kernels of fidelity/impl/triton behind the interfaces of fidelity.mechanisms.
 
 Importing this module imports neither triton nor the kernels: Triton decides when a kernel
 is DEFINED whether it is compiled for a GPU or run by its interpreter (TRITON_INTERPRET=1),
 so the kernel modules are imported on the first call, after the test session has set the
 variable. `unavailable_reason` says why the kernels cannot run here, without importing them.
 
-Only the route "manual" exists (the hand-written backward kernels): "autograd" raises
-NotImplementedError, which the gates report as not run.
+Only the route "manual" exists (the hand-written backward kernels): "autograd" raises NotRun,
+which the gates report as not run; so do CPU tensors when the kernels were compiled for a GPU.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import importlib.util
 import os
 import sys
 
-from .subject import Subject
+from .subject import Capability, Subject
 
 _PKG = "fidelity.impl.triton"
 _TRUE = ("1", "true", "yes", "on", "y")
@@ -60,6 +60,9 @@ def _lazy(module: str, attr: str):
     return call
 
 
+_KERNELS = Capability(("float32", "float64"), ("cpu", "cuda"), ("manual",),
+                      note="cpu only under TRITON_INTERPRET=1 (Triton's interpreter)")
+
 SUBJECT = Subject(
     name="triton",
     description="fused Triton kernels with hand-written backward kernels (fidelity/impl/triton); "
@@ -68,9 +71,9 @@ SUBJECT = Subject(
         "sinkhorn": _lazy(f"{_PKG}.sinkhorn", "sinkhorn"),
         "depth_attention": _lazy(f"{_PKG}.depth_attention", "depth_attend"),
     },
-    backward_routes={
-        "sinkhorn": ("manual",),
-        "depth_attention": ("manual",),
+    capabilities={
+        "sinkhorn": _KERNELS,
+        "depth_attention": _KERNELS,
     },
     unavailable_reason=available,
     modules={

@@ -3,13 +3,14 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from fidelity.adapters import attn_res, hyper_connections, pot
 from fidelity.adapters._common import INSTALL_HINT, unavailable
 from fidelity.perturb.locate import find_source
-from fidelity.subjects.interfaces import MECHANISMS
+from fidelity.mechanisms import undeclared_mechanisms
 from fidelity.subjects.registry import load_reference
-from fidelity.subjects.subject import Subject
+from fidelity.subjects.subject import NotRun, Subject
 
 SUBJECTS = {
     "fidelity.adapters.hyper_connections:SUBJECT": ("hyper-connections", {"sinkhorn", "mhc_residual", "hyper_connection"}),
@@ -27,11 +28,12 @@ def test_subject_is_valid_and_loads_through_the_registry(ref):
     subject = load_reference(ref)  # what FIDELITY_SUBJECTS / --subject / the entry point group do
     name, mechanisms = SUBJECTS[ref]
     assert isinstance(subject, Subject) and subject.name == name and subject.description
-    assert set(subject.mechanisms) == mechanisms and mechanisms <= set(MECHANISMS)
+    assert set(subject.mechanisms) == mechanisms and undeclared_mechanisms(subject.mechanisms) == []
     for mech in mechanisms:
         assert callable(subject.get(mech))
-        assert subject.backward_routes[mech] == ("autograd",), "no package here ships a hand-written backward"
-        assert not subject.supports(mech, "manual")
+        assert subject.capabilities[mech].backward == ("autograd",), "no package here ships a hand-written backward"
+        assert subject.supports(mech, "autograd") and not subject.supports(mech, "manual")
+        assert subject.supports(mech, dtype="float32") and not subject.supports(mech, dtype="bfloat16")
         modules = subject.modules[mech]
         assert modules and all(m.split(".")[0] == PACKAGES[name] for m in modules), "modules name the PACKAGE's code"
     reason = subject.unavailable_reason()
@@ -71,3 +73,31 @@ def test_module_constants_agree_with_the_subjects():
     assert hyper_connections.SUBJECT.modules["mhc_residual"] == (hyper_connections.MHC_MODULE,)
     assert attn_res.SUBJECT.modules["block_attnres"] == (attn_res.MAIN,)
     assert pot.SUBJECT.modules["sinkhorn"][0] == pot.SINKHORN_MODULE
+
+
+# What each package computes in (read from its source; see each adapter's docstring): float32 only
+# where it calls .float() inside, both dtypes where it computes in its input's dtype.
+DTYPES = {
+    ("hyper-connections", "sinkhorn"): ("float32",), ("hyper-connections", "mhc_residual"): ("float32",),
+    ("hyper-connections", "hyper_connection"): ("float32", "float64"),
+    ("attn-res", "depth_attention"): ("float32",), ("attn-res", "block_attnres"): ("float32",),
+    ("pot", "sinkhorn"): ("float32", "float64"),
+}
+
+
+@pytest.mark.parametrize("ref", sorted(SUBJECTS))
+def test_declared_dtypes_are_what_the_package_computes_in(ref):
+    subject = load_reference(ref)
+    base = subject.name.removesuffix("-log")
+    for mech, capability in subject.capabilities.items():
+        assert capability.dtypes == DTYPES[(base, mech)], (subject.name, mech)
+        assert capability.devices == ("cpu", "cuda")
+
+
+def test_a_float32_only_adapter_refuses_float64_with_not_run():
+    """The declared capability and the refusal agree: outside the dtypes, the call is NotRun (not run)."""
+    sk = hyper_connections.SUBJECT.get("sinkhorn")
+    assert not hyper_connections.SUBJECT.supports("sinkhorn", dtype=torch.float64)
+    if hyper_connections.SUBJECT.unavailable_reason() is None:
+        with pytest.raises(NotRun, match="only float32"):
+            sk(torch.zeros(2, 2, dtype=torch.float64))

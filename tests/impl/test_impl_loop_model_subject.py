@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from fidelity.impl.torch import LoopConfig, LoopModel
-from fidelity.subjects.interfaces import MECHANISMS
+from fidelity.mechanisms import NotRun, known_mechanisms
 from fidelity.subjects.torch_reference import SUBJECT
 
 
@@ -92,8 +92,9 @@ def test_composite_h_res_is_the_power():
 
 def test_subject_covers_every_mechanism():
     assert SUBJECT.name == "torch" and SUBJECT.unavailable_reason() is None and SUBJECT.available()
-    assert set(SUBJECT.mechanisms) == set(MECHANISMS)
-    assert SUBJECT.backward_routes["depth_attention"] == ("autograd", "manual")
-    assert SUBJECT.backward_routes["sinkhorn"] == ("autograd", "manual")
-    with pytest.raises(NotImplementedError):
+    assert set(SUBJECT.mechanisms) == set(known_mechanisms())
+    assert SUBJECT.capabilities["depth_attention"].backward == ("autograd", "manual")
+    assert SUBJECT.capabilities["sinkhorn"].backward == ("autograd", "manual")
+    assert SUBJECT.supports("sinkhorn", "manual") and not SUBJECT.supports("loop_model", "manual")
+    with pytest.raises(NotRun):
         SUBJECT.get("nonexistent")

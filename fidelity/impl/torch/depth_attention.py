@@ -32,7 +32,7 @@ import torch
 from torch import nn
 from torch.autograd.function import once_differentiable
 
-from fidelity.subjects.interfaces import SCORE_CONVENTIONS, check_depth_attention_inputs
+from fidelity.mechanisms.depth_attention import SCORE_CONVENTIONS, check_depth_attention_inputs
 
 BACKWARD_ROUTES = ("autograd", "manual")
 

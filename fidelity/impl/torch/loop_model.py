@@ -30,7 +30,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from fidelity.subjects.interfaces import SCORE_CONVENTIONS
+from fidelity.mechanisms.depth_attention import SCORE_CONVENTIONS
 
 from .depth_attention import depth_attend
 from .hyper_connections import HyperConnection

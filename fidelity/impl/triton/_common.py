@@ -21,6 +21,8 @@ import torch
 import triton
 import triton.language as tl
 
+from fidelity.mechanisms.refusal import NotRun
+
 
 @triton.jit
 def _probe_kernel(x_ptr):
@@ -90,14 +92,14 @@ def launch(kernel, grid, *args, **kwargs) -> None:
 
 
 def check_runnable(*tensors: torch.Tensor) -> None:
-    """NotImplementedError (the gates' 'not run') where these kernels cannot run; TypeError on a dtype."""
+    """NotRun (the gates' 'not run') where these kernels cannot run; TypeError on a dtype."""
     for t in tensors:
         if t is None:
             continue
         if t.dtype not in SUPPORTED_DTYPES:
             raise TypeError(f"the Triton kernels compute in float32 or float64, got {t.dtype}; no silent casts")
         if not INTERPRETED and t.device.type != "cuda":
-            raise NotImplementedError(
+            raise NotRun(
                 f"compiled Triton kernels need CUDA tensors, got a {t.device.type} tensor "
                 "(CPU tensors run only under TRITON_INTERPRET=1, set before the kernels are imported)")
 

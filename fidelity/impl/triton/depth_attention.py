@@ -38,7 +38,8 @@ import triton
 import triton.language as tl
 from torch.autograd.function import once_differentiable
 
-from fidelity.subjects.interfaces import SCORE_CONVENTIONS, check_depth_attention_inputs
+from fidelity.mechanisms.depth_attention import SCORE_CONVENTIONS, check_depth_attention_inputs
+from fidelity.mechanisms.refusal import NotRun
 
 from ._common import INTERPRETED, check_runnable, device_function, div_, exp_, launch, max_, next_pow2, sqrt_, sum_
 
@@ -259,8 +260,8 @@ def depth_attend(
     d = check_depth_attention_inputs(sources, query, gain)
     m, scale = convention_constants(convention, d)
     if backward == "autograd":
-        raise NotImplementedError("the Triton depth attention has no 'autograd' route (torch cannot differentiate "
-                                  "a kernel); its gradient is the hand-written backward kernel, backward='manual'")
+        raise NotRun("the Triton depth attention has no 'autograd' route (torch cannot differentiate "
+                     "a kernel); its gradient is the hand-written backward kernel, backward='manual'")
     if backward != "manual":
         raise ValueError(f"unknown backward route {backward!r}; expected one of {BACKWARD_ROUTES}")
     check_runnable(sources, query, gain)

@@ -29,6 +29,8 @@ import triton
 import triton.language as tl
 from torch.autograd.function import once_differentiable
 
+from fidelity.mechanisms.refusal import NotRun
+
 from ._common import INTERPRETED, check_runnable, device_function, exp_, launch, log_, max_, next_pow2, sum_
 
 BACKWARD_ROUTES = ("manual",)
@@ -160,8 +162,8 @@ def sinkhorn(logits: torch.Tensor, *, t_max: int = 20, backward: str = "manual")
     if t_max < 0:
         raise ValueError(f"t_max must be >= 0, got {t_max}")
     if backward == "autograd":
-        raise NotImplementedError("the Triton sinkhorn has no 'autograd' route (torch cannot differentiate a "
-                                  "kernel); its gradient is the hand-written backward kernel, backward='manual'")
+        raise NotRun("the Triton sinkhorn has no 'autograd' route (torch cannot differentiate a "
+                     "kernel); its gradient is the hand-written backward kernel, backward='manual'")
     if backward != "manual":
         raise ValueError(f"unknown backward route {backward!r}; expected one of {BACKWARD_ROUTES}")
     check_runnable(logits)

@@ -1,0 +1,75 @@
+"""What a subject can drive for one mechanism: dtypes, devices and gradient routes."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+ROUTES = ("autograd", "manual")
+"""Gradient routes: "autograd" (torch differentiates the forward), "manual" (a hand-written backward)."""
+FORWARD_ONLY = ("none",)
+"""The `backward` of a subject that computes forward only (no gradient at all)."""
+
+
+def dtype_name(dtype: torch.dtype | str) -> str:
+    """torch.float32 or "float32" -> "float32"."""
+    return str(dtype).removeprefix("torch.")
+
+
+def device_type(device: torch.device | str) -> str:
+    """torch.device("cuda:1"), "cuda:1" or "cuda" -> "cuda"."""
+    return torch.device(device).type
+
+
+@dataclass(frozen=True)
+class Capability:
+    """The dtypes, devices and gradient routes a subject drives for one mechanism.
+
+    dtypes    torch dtype names, e.g. ("float32", "float64")
+    devices   device types, e.g. ("cpu", "cuda")
+    backward  gradient routes among ROUTES, or ("none",) for a forward-only subject
+    note      one line on a limit the three fields cannot say (e.g. "cpu only under TRITON_INTERPRET=1")
+
+    A gate instance outside the capability is not run; inside it, a subject that still cannot
+    drive a case raises NotRun with the reason.
+    """
+
+    dtypes: tuple[str, ...]
+    devices: tuple[str, ...]
+    backward: tuple[str, ...]
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("dtypes", "devices", "backward"):
+            value = getattr(self, name)
+            if isinstance(value, str) or not value:
+                raise ValueError(f"Capability.{name} must be a non-empty tuple of names, got {value!r}")
+            object.__setattr__(self, name, tuple(value))
+        for name in self.dtypes:
+            if not isinstance(getattr(torch, str(name), None), torch.dtype):
+                raise ValueError(f"Capability.dtypes: {name!r} is not a torch dtype name (e.g. 'float32')")
+        for name in self.devices:
+            try:
+                if device_type(name) != name:
+                    raise ValueError
+            except (RuntimeError, ValueError):
+                raise ValueError(f"Capability.devices: {name!r} is not a device type (e.g. 'cpu', 'cuda')") from None
+        if self.backward != FORWARD_ONLY:
+            unknown = [r for r in self.backward if r not in ROUTES]
+            if unknown:
+                raise ValueError(f"Capability.backward: unknown routes {unknown}; use routes among {ROUTES}, "
+                                 f"or {FORWARD_ONLY} alone for a forward-only subject")
+
+    @property
+    def routes(self) -> tuple[str, ...]:
+        """The gradient routes; () for a forward-only subject."""
+        return () if self.backward == FORWARD_ONLY else self.backward
+
+    def covers(self, *, backward: str | None = None, dtype: torch.dtype | str | None = None,
+               device: torch.device | str | None = None) -> bool:
+        """Whether a request (any of route, dtype, device; None = not asked) lies inside this capability."""
+        if backward is not None and backward not in self.routes:
+            return False
+        if dtype is not None and dtype_name(dtype) not in self.dtypes:
+            return False
+        return device is None or device_type(device) in self.devices

@@ -1,0 +1,53 @@
+"""The Mechanism record: one mechanism a subject may provide, and the Protocols that define it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+KINDS = ("function", "module")
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """One mechanism: its name, what it computes, and its interface.
+
+    name              the key a Subject's `mechanisms` uses and a gate's `mechanism=` names
+    summary           one line
+    kind              "function": the subject provides a callable that `interface` describes;
+                      "module": the subject provides a factory (`interface`) returning an
+                      nn.Module that `module_interface` describes
+    interface         a typing.Protocol whose __call__ is the callable's or the factory's signature,
+                      documented with fidelity.mechanisms.markers (Doc in Annotated)
+    module_interface  for "module": the Protocol of the module the factory returns (Param,
+                      Submodule, plain attributes, methods); None for "function"
+    equations         spec equation ids (e.g. "mhc.eq9") whose gates hold this mechanism
+    """
+
+    name: str
+    summary: str
+    kind: Literal["function", "module"]
+    interface: type
+    module_interface: type | None
+    equations: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise ValueError(f"mechanism name {self.name!r} must be an identifier (letters, digits, _)")
+        if "\n" in self.summary or not self.summary.strip():
+            raise ValueError(f"mechanism {self.name!r}: summary must be one non-empty line")
+        if self.kind not in KINDS:
+            raise ValueError(f"mechanism {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
+        if not isinstance(self.interface, type) or "__call__" not in _members(self.interface):
+            raise TypeError(f"mechanism {self.name!r}: interface must be a Protocol class defining __call__")
+        if (self.kind == "module") != (self.module_interface is not None):
+            raise ValueError(f"mechanism {self.name!r}: a 'module' mechanism needs a module_interface, "
+                             "a 'function' mechanism has none")
+        if self.module_interface is not None and not isinstance(self.module_interface, type):
+            raise TypeError(f"mechanism {self.name!r}: module_interface must be a Protocol class")
+        if isinstance(self.equations, str):
+            raise TypeError(f"mechanism {self.name!r}: equations must be a sequence of ids, not one string")
+        object.__setattr__(self, "equations", tuple(self.equations))
+
+
+def _members(cls: type) -> set[str]:
+    return {name for klass in cls.__mro__ if klass is not object for name in vars(klass)}

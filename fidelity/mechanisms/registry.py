@@ -1,0 +1,98 @@
+"""Which mechanisms exist: ours, those installed packages declare, and those a project names.
+
+Mechanisms are open: a package declares one with an entry point of the group
+`fidelity.mechanisms` whose name is the mechanism's name,
+
+    [project.entry-points."fidelity.mechanisms"]
+    my_op = "my_pkg.fidelity_mechanism:MECHANISM"
+
+and a project may name more by reference (`module:object`, passed as extra_refs). A
+mechanism name is declared once: two declarations of one name are an error, never a silent
+override.
+"""
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+from typing import Iterable, Mapping, Sequence
+
+from .mechanism import Mechanism
+
+BUILTIN: tuple[str, ...] = tuple(
+    f"fidelity.mechanisms.{name}:MECHANISM"
+    for name in ("depth_attention", "sinkhorn", "block_attnres", "mhc_residual", "hyper_connection", "loop_model")
+)
+ENTRY_POINT_GROUP = "fidelity.mechanisms"
+
+
+class MechanismLoadError(Exception):
+    """A mechanism reference that does not resolve to a Mechanism, or a name declared twice."""
+
+
+def load_mechanism(ref: str) -> Mechanism:
+    """'package.module:OBJECT' -> the Mechanism it names; MechanismLoadError naming the reference and why otherwise."""
+    module_name, sep, attr = ref.partition(":")
+    if not sep or not module_name or not attr:
+        raise MechanismLoadError(f"mechanism reference {ref!r} is not of the form module:object "
+                                 "(e.g. my_pkg.fidelity_mechanism:MECHANISM)")
+    try:
+        obj = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except Exception as exc:  # noqa: BLE001 - any failure to import a declaration is this reference's error
+        raise MechanismLoadError(f"mechanism reference {ref!r} does not import: {type(exc).__name__}: {exc}") from None
+    if not isinstance(obj, Mechanism):
+        raise MechanismLoadError(f"mechanism reference {ref!r} is a {type(obj).__name__}, not a "
+                                 "fidelity.mechanisms.Mechanism")
+    return obj
+
+
+def _declarations(extra_refs: Sequence[str]) -> Iterable[tuple[str, str, str | None]]:
+    """(origin, reference, required name) in precedence order: built-ins, entry points, extra references."""
+    for ref in BUILTIN:
+        yield "built-in", ref, None
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name):
+        dist = getattr(ep, "dist", None)
+        origin = f"entry point {ep.name!r}" + (f" of {dist.name}" if dist is not None else "")
+        yield origin, ep.value, ep.name
+    for ref in extra_refs:
+        yield "reference", ref, None
+
+
+def known_mechanisms(extra_refs: Sequence[str] = ()) -> dict[str, Mechanism]:
+    """Every mechanism: the built-ins, installed entry points (group `fidelity.mechanisms`), then `extra_refs`.
+
+    MechanismLoadError for a reference that does not resolve, an entry point whose name is not
+    its mechanism's, or one name declared by two different references.
+    """
+    if isinstance(extra_refs, str):
+        raise TypeError("extra_refs is a sequence of references; wrap a single one in a list")
+    found: dict[str, Mechanism] = {}
+    where: dict[str, str] = {}
+    for origin, ref, required_name in _declarations(extra_refs):
+        mechanism = load_mechanism(ref)
+        if required_name is not None and mechanism.name != required_name:
+            raise MechanismLoadError(f"{origin} ({ref!r}) declares a mechanism named {mechanism.name!r}; "
+                                     f"name the entry point {mechanism.name!r}")
+        previous = found.get(mechanism.name)
+        if previous is not None and previous is not mechanism:
+            raise MechanismLoadError(f"mechanism {mechanism.name!r} is declared twice: by {where[mechanism.name]} "
+                                     f"and by {origin} ({ref!r}); rename one")
+        found.setdefault(mechanism.name, mechanism)
+        where.setdefault(mechanism.name, f"{origin} ({ref!r})")
+    return found
+
+
+def project_mechanisms(project: object | None = None) -> dict[str, Mechanism]:
+    """known_mechanisms with a project's configured references (its `mechanisms` setting, if it has one)."""
+    return known_mechanisms(tuple(getattr(project, "mechanisms", None) or ()))
+
+
+def undeclared_mechanisms(provided: Iterable[str], known: Mapping[str, Mechanism] | None = None) -> list[str]:
+    """The mechanism names in `provided` (e.g. a Subject's `mechanisms`) that no known Mechanism declares, sorted.
+
+    Subjects may name any mechanism; a caller reports these (a subject that provides an
+    undeclared mechanism is held to no documented interface and no gate asks for it).
+    """
+    known = known_mechanisms() if known is None else known
+    return sorted(set(provided) - set(known))
