@@ -7,12 +7,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fidelity import __version__
-from fidelity.commands import check_cmd, fixtures_cmd, list_cmd, perturb_cmd, report_cmd, show_cmd
+from fidelity import __version__, project
+from fidelity.commands import check_cmd, fixtures_cmd, init_cmd, list_cmd, perturb_cmd, report_cmd, show_cmd
 from fidelity.commands.common import EXIT_USAGE
 from fidelity.spec import SpecError
 
-VERBS = (list_cmd, show_cmd, check_cmd, fixtures_cmd, perturb_cmd, report_cmd)
+VERBS = (init_cmd, list_cmd, show_cmd, check_cmd, fixtures_cmd, perturb_cmd, report_cmd)
+ROOT_HELP = ("the project's root directory (default: the nearest directory, from here upward, holding "
+             "fidelity.toml or a pyproject.toml with [tool.fidelity])")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -29,19 +31,41 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 all good, 1 something checked is red, 2 usage or spec error. "
                "Run `fidelity VERB --help` for each verb.")
     parser.add_argument("--version", action="version", version=f"fidelity {__version__}")
+    parser.add_argument("--root", metavar="DIR", default=None, help=ROOT_HELP)
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     sub.required = True
     for verb in VERBS:
         verb.add_parser(sub)
+    for verb_parser in sub.choices.values():  # `fidelity check --root DIR` as well as `fidelity --root DIR check`
+        verb_parser.add_argument("--root", metavar="DIR", default=argparse.SUPPRESS, help=ROOT_HELP)
     return parser
+
+
+def _project(args) -> project.Project | None:
+    """The project the verb works on, activated for this process and its children."""
+    if getattr(args, "project_optional", False) and not args.root:
+        try:
+            return project.find().activate()
+        except project.ProjectNotFound:
+            return None
+    return (project.load(args.root) if args.root else project.find()).activate()
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "needs_project", True):
+        try:
+            args.project = _project(args)
+        except project.ProjectError as exc:
+            print(f"fidelity {args.verb}: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     try:
         return args.run(args)
     except SpecError as exc:
         print(f"fidelity {args.verb}: spec error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except project.ProjectError as exc:  # a verb that needed the project it was run without
+        print(f"fidelity {args.verb}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"fidelity {args.verb}: interrupted", file=sys.stderr)

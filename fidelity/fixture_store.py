@@ -25,10 +25,11 @@ API: `regenerate(directory) -> [Path]`, `verify(directory) -> [Drift]`,
 """
 from __future__ import annotations
 
+import importlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import mpmath
 import sympy
@@ -43,7 +44,6 @@ from fidelity.oracles import sinkhorn as sk
 from fidelity.oracles._precision import DIGITS, digits, exact, mp, precision, twin
 from fidelity.oracles.rmsnorm import rms, rmsnorm
 
-DEFAULT_DIRECTORY = Path(__file__).resolve().parent.parent / "fixtures"
 REQUIRED_FIELDS = ("id", "oracle", "equations", "derivation", "inputs", "expected", "params",
                    "precision_digits", "predictions")
 
@@ -84,6 +84,7 @@ class FixtureSpec:
     oracle: str
     equations: tuple[str, ...]
     build: Callable[[], dict]
+    module: str  # the module that registered it: a project owns the fixtures of its fixture_builders
 
 
 FIXTURES: dict[str, FixtureSpec] = {}
@@ -94,7 +95,7 @@ def fixture(fixture_id: str, oracle: str, equations: list[str]):
     def register(fn):
         if fixture_id in FIXTURES:
             raise ValueError(f"fixture {fixture_id!r} registered twice")
-        FIXTURES[fixture_id] = FixtureSpec(fixture_id, oracle, tuple(equations), fn)
+        FIXTURES[fixture_id] = FixtureSpec(fixture_id, oracle, tuple(equations), fn, fn.__module__)
         return fn
     return register
 
@@ -837,15 +838,34 @@ def serialise(obj: dict) -> str:
 
 
 def _directory(directory) -> Path:
-    return DEFAULT_DIRECTORY if directory is None else Path(directory)
+    if directory is None:
+        from fidelity import project
+
+        return project.current().fixtures
+    return Path(directory)
+
+
+def project_fixtures(builders: Sequence[str] | None = None) -> list[str]:
+    """The ids of the fixtures the modules `builders` register (default: the current project's
+    fixture_builders), importing each so that its builders are registered."""
+    if builders is None:
+        from fidelity import project
+
+        builders = project.current().fixture_builders
+    for module in builders:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise FixtureError(module, None, f"fixture builder module does not import: {exc}") from None
+    return sorted(fid for fid, spec in FIXTURES.items() if spec.module in builders)
 
 
 def regenerate(directory: Path | str | None = None, ids: list[str] | None = None) -> list[Path]:
-    """Write every registered fixture (or `ids`) to `<directory>/<id>.json`; return the paths written."""
+    """Write every fixture of the project (or `ids`) to `<directory>/<id>.json`; return the paths written."""
     out = _directory(directory)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
-    for fid in (ids or sorted(FIXTURES)):
+    for fid in (ids or project_fixtures()):
         path = out / f"{fid}.json"
         path.write_text(serialise(build(fid)), encoding="utf-8")
         paths.append(path)
@@ -874,6 +894,8 @@ def _read(path: Path) -> dict:
 def load(fixture_id: str, directory: Path | str | None = None) -> dict:
     """Read and check the stored fixture `fixture_id` (no recomputation)."""
     path = _directory(directory) / f"{fixture_id}.json"
+    if fixture_id not in FIXTURES:
+        project_fixtures()  # a gate process may not have imported the project's builders yet
     if fixture_id not in FIXTURES:
         raise FixtureError(path, "id", f"unknown fixture {fixture_id!r}")
     return _read(path)
@@ -904,19 +926,20 @@ def _compare(path: Path, fid: str, stored, fresh, where: str, drifts: list[Drift
         drifts.append(Drift(path, fid, where, stored, fresh))
 
 
-def verify(directory: Path | str | None = None) -> list[Drift]:
-    """Recompute every fixture and compare it with its file, leaf by leaf.
+def verify(directory: Path | str | None = None, ids: list[str] | None = None) -> list[Drift]:
+    """Recompute every fixture of the project (or `ids`) and compare it with its file, leaf by leaf.
 
     Returns one Drift per differing value (a missing file is one Drift with field "<file>").
     Raises FixtureError for invalid JSON, a missing or unexpected field, or a *.json file that
-    no registered fixture owns.
+    no fixture of the project owns.
     """
     d = _directory(directory)
+    owned = ids or project_fixtures()
     drifts: list[Drift] = []
     for path in sorted(d.glob("*.json")):
-        if path.stem not in FIXTURES:
+        if path.stem not in owned:
             raise FixtureError(path, "id", f"unknown fixture file (no registered fixture {path.stem!r})")
-    for fid in sorted(FIXTURES):
+    for fid in owned:
         path = d / f"{fid}.json"
         if not path.exists():
             drifts.append(Drift(path, fid, "<file>", None, "a fixture file"))
@@ -942,7 +965,7 @@ def main(argv: list[str] | None = None) -> int:
     drifts = verify(directory)
     for dr in drifts:
         print(dr)
-    print(f"{len(FIXTURES)} fixtures, {len(drifts)} drifts, {time.perf_counter() - t0:.2f} s")
+    print(f"{len(project_fixtures())} fixtures, {len(drifts)} drifts, {time.perf_counter() - t0:.2f} s")
     return 1 if drifts else 0
 
 

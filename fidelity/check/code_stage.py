@@ -1,5 +1,7 @@
 """check stage: every spec code location (module:qualname) imports, and every
-implemented or deviating equation names at least one."""
+implemented or deviating equation names at least one; every subject the project
+configures loads, and provides only mechanisms that are declared (a mechanism no
+declaration names has no documented interface, and no gate asks for it)."""
 from __future__ import annotations
 
 import importlib
@@ -12,6 +14,32 @@ def resolve(ref: str):
     for part in qualname.split("."):
         obj = getattr(obj, part)
     return obj
+
+
+def _subject_problems() -> list[dict]:
+    from fidelity import project
+    from fidelity.mechanisms import MechanismLoadError
+    from fidelity.mechanisms.registry import project_mechanisms, undeclared_mechanisms
+    from fidelity.subjects.registry import SubjectLoadError, load_reference
+
+    here = project.current()
+    try:
+        known = project_mechanisms(here)
+    except MechanismLoadError as exc:
+        return [{"subject": "(mechanisms)", "where": str(here.config_file), "problem": str(exc)}]
+    problems = []
+    for ref in here.subjects:
+        try:
+            subject = load_reference(ref)
+        except SubjectLoadError as exc:
+            problems.append({"subject": ref, "where": str(here.config_file), "problem": str(exc)})
+            continue
+        for name in undeclared_mechanisms(subject.mechanisms, known):
+            problems.append({"subject": ref, "where": str(here.config_file),
+                             "problem": f"provides mechanism {name!r}, which no declared mechanism names "
+                                        f"(declared: {', '.join(sorted(known))}); declare it in the project's "
+                                        f"`mechanisms` setting or fix the name"})
+    return problems
 
 
 def run(cat, args, say) -> dict:
@@ -27,8 +55,12 @@ def run(cat, args, say) -> dict:
             except (ImportError, AttributeError) as exc:
                 problems.append({"equation": eq.id, "where": f"{eq.file}:{eq.line}", "code": ref,
                                  "problem": f"does not import: {type(exc).__name__}: {exc}"})
+    problems += _subject_problems()
     for p in problems:
-        say(f"code      RED  {p['equation']} ({p['where']}): {p.get('code', '')} {p['problem']}")
+        if "subject" in p:
+            say(f"code      RED  subject {p['subject']}: {p['problem']}")
+        else:
+            say(f"code      RED  {p['equation']} ({p['where']}): {p.get('code', '')} {p['problem']}")
     count = sum(len(e.data.get("code", [])) for e in cat.equations.values())
     say(f"code      {'ok ' if not problems else 'RED'}  {count} code locations, {len(problems)} problems")
     return {"stage": "code", "ok": not problems, "problems": problems}

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fidelity import project
 from fidelity.perturb import evidence
 
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
-REPORTS_DIR = REPO_ROOT / "reports"
 
-
-def gate_acceptance(cat, reports_dir: Path = REPORTS_DIR) -> tuple[dict, dict]:
-    """(gate -> acceptance row, perturbation -> caught_by) from current evidence."""
+def gate_acceptance(cat, reports_dir: Path | None = None, root: Path | None = None) -> tuple[dict, dict]:
+    """(gate -> acceptance row, perturbation -> caught_by) from current evidence under
+    `reports_dir`, hashed against the project at `root` (default: the current project's)."""
+    if reports_dir is None or root is None:
+        here = project.current()
+        reports_dir = here.reports if reports_dir is None else reports_dir
+        root = here.root if root is None else root
     perturbations = {p.id: p.data for p in cat.perturbations.values()}
     gates: dict[str, dict] = {}
     caught: dict[str, list[str]] = {pid: [] for pid in perturbations}
@@ -24,7 +27,7 @@ def gate_acceptance(cat, reports_dir: Path = REPORTS_DIR) -> tuple[dict, dict]:
         row = gates.setdefault(rec["gate"], {"accepted": False, "by": [], "stale": []})
         spec = perturbations.get(rec["perturbation"])
         reasons = ["perturbation no longer in the specs"] if spec is None else \
-            evidence.staleness(rec, REPO_ROOT, perturbation={**spec})
+            evidence.staleness(rec, root, perturbation={**spec})
         entry = {"perturbation": rec["perturbation"], "outcome": rec["outcome"], "reading": rec.get("reading"),
                  "predicted": rec.get("predicted"), "green_after": rec.get("green_after")}
         if reasons:

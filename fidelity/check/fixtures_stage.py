@@ -3,10 +3,10 @@ from __future__ import annotations
 
 
 def run(cat, args, say) -> dict:
-    from fidelity import fixture_store
+    from fidelity import fixture_store, project
 
     try:
-        drifts = fixture_store.verify(fixture_store.DEFAULT_DIRECTORY)
+        drifts = fixture_store.verify(project.current().fixtures)
     except fixture_store.FixtureError as exc:
         say(f"fixtures  RED  {exc}")
         return {"stage": "fixtures", "ok": False, "error": str(exc)}

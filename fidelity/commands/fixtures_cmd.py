@@ -26,7 +26,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from fidelity import fixture_store
 
-    directory = args.dir or fixture_store.DEFAULT_DIRECTORY
+    directory = args.dir or args.project.fixtures
     start = time.perf_counter()
     if args.regen:
         written = fixture_store.regenerate(directory)

@@ -8,7 +8,6 @@ from pathlib import Path
 from fidelity.commands.common import EXIT_OK, EXIT_RED, EXIT_USAGE, add_json_option, add_specs_option, print_json
 from fidelity.spec import load_catalogue
 
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 
 DESCRIPTION = """\
 Render the ledger: per paper its provenance, equations (tier, status, code, gates,
@@ -61,7 +60,7 @@ def add_parser(sub) -> None:
                    help="write nothing; exit 1 if reports/LEDGER.md (or a present ledger.json / "
                         "mutation-report.json) differs from what would be generated")
     p.add_argument("--no-html", action="store_true", help="skip ledger.html and its plots")
-    p.add_argument("--reports", type=Path, default=REPO_ROOT / "reports",
+    p.add_argument("--reports", type=Path, default=None,
                    help="where the evidence is read (DIR/evidence) (default: the project's reports/)")
     p.add_argument("--out", type=Path, default=None, help="where the files are written or checked (default: --reports)")
     p.add_argument("--fixtures", type=Path, default=None, help="fixtures directory (default: the project's fixtures/)")
@@ -87,13 +86,13 @@ def _third_party_references(names: list[str]) -> list[str]:
     refs: dict[str, str] = {}
     for name in names:
         if ":" not in name and name not in named:
-            builtin = {registry.load_reference(r).name for r in registry.BUILTIN}
+            builtin = {registry.load_reference(r).name for r in registry.project_references()}
             if name in builtin:
                 raise registry.SubjectLoadError(f"{name!r} is one of our own subjects, in every gate run already; "
                                                 f"--subject names someone else's implementation ({known})")
             raise registry.SubjectLoadError(f"no subject named {name!r}; {known}")
         ref, subject = registry.resolve(name)
-        if ref in registry.BUILTIN:
+        if ref in registry.project_references():
             raise registry.SubjectLoadError(f"{name!r} is one of our own subjects, in every gate run already; "
                                             f"--subject names someone else's implementation ({known})")
         if refs.get(subject.name, ref) != ref:
@@ -123,9 +122,10 @@ def run(args) -> int:
             print(f"fidelity report: error: --subject: {exc}", file=sys.stderr)
             return EXIT_USAGE
     cat = load_catalogue(args.specs)
-    fixtures = args.fixtures or REPO_ROOT / "fixtures"
-    out_dir = args.out or args.reports
-    opts = outputs.Options(repo_root=REPO_ROOT, reports_dir=args.reports, out_dir=out_dir, fixtures_dir=fixtures,
+    fixtures = args.fixtures or args.project.fixtures
+    reports = args.reports or args.project.reports
+    out_dir = args.out or reports
+    opts = outputs.Options(repo_root=args.project.root, reports_dir=reports, out_dir=out_dir, fixtures_dir=fixtures,
                            gates="none" if args.no_gates else "file" if args.gates_from else "run",
                            gates_from=args.gates_from, html=not (args.no_html or args.check),
                            subjects=tuple(subjects))

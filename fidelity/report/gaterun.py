@@ -95,12 +95,13 @@ def _environment() -> dict:
 
 
 def run(repo_root: Path, fixtures_dir: Path, say=lambda msg: None) -> dict:
-    """Run tests/gates once (a child pytest) and return the record."""
+    """Run the gate suite of the project at `repo_root` once (a child pytest) and return the record."""
+    from fidelity import project
     from fidelity.check import gates_stage
     from fidelity.perturb import evidence
 
     say("report: running the gate suite for the subject matrix (skip with --no-gates) ...")
-    data = gates_stage.run_gate_suite(repo_root, extra_args=("--fidelity-fixtures", str(fixtures_dir)))
+    data = gates_stage.run_gate_suite(project.load(repo_root), extra_args=("--fidelity-fixtures", str(fixtures_dir)))
     rows = gates_stage.summarise(data["items"])
     by_gate: dict[str, list[dict]] = {}
     for it in data["items"]:
@@ -148,9 +149,11 @@ def run_third_party(repo_root: Path, fixtures_dir: Path, references: list[str], 
     are skipped as 'no subject in this run provides ...' and say nothing about it.
     ThirdPartyRunError when a run does not complete (pytest exit other than 0 or 1).
     """
+    from fidelity import project
     from fidelity.check import gates_stage
     from fidelity.subjects import registry
 
+    here = project.load(repo_root)
     out = []
     for ref in references:
         subject = registry.load_reference(ref)
@@ -158,7 +161,7 @@ def run_third_party(repo_root: Path, fixtures_dir: Path, references: list[str], 
         say(f"report: running the gate suite on {subject.name} alone ({ref})"
             + (f"; it is not available here: {reason}" if reason else "") + " ...")
         try:
-            data = gates_stage.run_gate_suite(repo_root, extra_args=("--fidelity-fixtures", str(fixtures_dir)),
+            data = gates_stage.run_gate_suite(here, extra_args=("--fidelity-fixtures", str(fixtures_dir)),
                                               env={registry.EXTRA_ENV: ref, registry.ONLY_ENV: subject.name})
         except RuntimeError as exc:  # the child pytest wrote no results at all
             raise ThirdPartyRunError(f"the gate run on {subject.name} did not complete: {exc}") from None

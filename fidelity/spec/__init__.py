@@ -1,6 +1,6 @@
 """Loading and validating the YAML specs: one file per paper."""
 from fidelity.spec.catalogue import Catalogue, Item
 from fidelity.spec.errors import SpecError
-from fidelity.spec.loader import DEFAULT_SPECS_DIR, load_catalogue
+from fidelity.spec.loader import SCHEMA_FILE, load_catalogue
 
-__all__ = ["Catalogue", "Item", "SpecError", "DEFAULT_SPECS_DIR", "load_catalogue"]
+__all__ = ["Catalogue", "Item", "SpecError", "SCHEMA_FILE", "load_catalogue"]

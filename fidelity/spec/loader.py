@@ -5,6 +5,7 @@ path. Nothing else escapes (the fuzz test in tests/spec holds us to that).
 """
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -14,13 +15,13 @@ from fidelity.spec.catalogue import Catalogue, Item
 from fidelity.spec.errors import SpecError
 from fidelity.spec.yaml_source import LineIndex, load_yaml
 
-DEFAULT_SPECS_DIR = Path(__file__).resolve().parent.parent.parent / "specs"
 SCHEMA_NAME = "spec.schema.json"
+SCHEMA_FILE = Path(__file__).with_name(SCHEMA_NAME)  # ships inside the package
 
 
 def load_schema(specs_dir: Path) -> dict:
-    """The schema beside the specs, else the project's own."""
-    for candidate in (specs_dir / SCHEMA_NAME, DEFAULT_SPECS_DIR / SCHEMA_NAME):
+    """A schema beside the specs (a project that extends it), else the one fidelity ships."""
+    for candidate in (specs_dir / SCHEMA_NAME, SCHEMA_FILE):
         if candidate.is_file():
             try:
                 return json.loads(candidate.read_text(encoding="utf-8"))
@@ -104,8 +105,12 @@ def _item_path(item: Item, index: LineIndex, sections: dict[str, str]) -> tuple:
 
 
 def load_catalogue(specs_dir: Path | str | None = None) -> Catalogue:
-    """Load and validate every *.yaml / *.yml in `specs_dir` (default: the project's specs/)."""
-    specs_dir = Path(specs_dir) if specs_dir else DEFAULT_SPECS_DIR
+    """Load and validate every *.yaml / *.yml in `specs_dir` (default: the current project's specs)."""
+    if specs_dir is None:
+        from fidelity import project
+
+        specs_dir = project.current().specs
+    specs_dir = Path(specs_dir)
     if not specs_dir.is_dir():
         raise SpecError(specs_dir, None, (), "not a directory")
     files = sorted([*specs_dir.glob("*.yaml"), *specs_dir.glob("*.yml")])
@@ -127,22 +132,38 @@ def load_catalogue(specs_dir: Path | str | None = None) -> Catalogue:
     return cat
 
 
+# A --file catalogue's ids are its own namespace (swap-axes, my.defect_1, P24): any identifier,
+# kept to characters an evidence folder name holds as they are. The project's specs keep P<n>.
+CATALOGUE_ID_PATTERN = "^[A-Za-z_][A-Za-z0-9_.-]*$"
 
 
-def load_perturbation_file(file: Path | str, cat: Catalogue) -> list[Item]:
+def catalogue_schema(schema: dict, full_spec: bool) -> dict:
+    """The schema a --file catalogue is validated with: the project's, its perturbation ids any
+    identifier and `gates` optional (whether they are needed is the caller's to say: --observe).
+    `full_spec`: the file is a whole spec (it has `paper`), else a file of `perturbations:` only."""
+    defs = copy.deepcopy(schema["$defs"])
+    pert = defs["perturbation"]
+    pert["properties"]["id"] = {"type": "string", "pattern": CATALOGUE_ID_PATTERN}
+    pert["required"] = [k for k in pert.get("required", []) if k != "gates"]
+    if full_spec:
+        return dict(schema, **{"$defs": defs})
+    return {"$defs": defs, "type": "object", "additionalProperties": False, "required": ["perturbations"],
+            "properties": {"perturbations": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/perturbation"}}}}
+
+
+def load_perturbation_file(file: Path | str, cat: Catalogue, *, require_gates: bool = True) -> list[Item]:
     """A user's own catalogue: a full spec, or a YAML file holding only `perturbations:`.
 
-    Validated with the same schema and the same clear errors; `covers` must name
-    equations the catalogue `cat` defines.
+    Validated with the project's schema and the same clear errors, except that ids are any
+    identifiers (CATALOGUE_ID_PATTERN) and `gates` may be omitted when `require_gates` is
+    False (an observation). Its ids are its own, so one the project's catalogue `cat` already
+    defines is an error naming both places (else its evidence could be taken for the
+    project's); `covers` must name equations `cat` defines.
     """
     file = Path(file)
     data, index = load_yaml(file)
-    schema = load_schema(cat.specs_dir)
-    if isinstance(data, dict) and "paper" not in data:
-        schema = {"$defs": schema["$defs"], "type": "object", "additionalProperties": False,
-                  "required": ["perturbations"],
-                  "properties": {"perturbations": {"type": "array", "minItems": 1,
-                                                   "items": {"$ref": "#/$defs/perturbation"}}}}
+    full_spec = not (isinstance(data, dict) and "paper" not in data)
+    schema = catalogue_schema(load_schema(cat.specs_dir), full_spec)
     _validate(file, data, index, jsonschema.Draft202012Validator(schema))
     items, seen = [], {}
     for i, entry in enumerate(data["perturbations"]):
@@ -151,6 +172,11 @@ def load_perturbation_file(file: Path | str, cat: Catalogue) -> list[Item]:
             raise SpecError(file, index.line_of(path), path,
                             f"duplicate id {entry['id']!r} (first on line {seen[entry['id']]})")
         seen[entry["id"]] = index.line_of(path)
+        _check_not_the_projects(file, index, path, entry["id"], cat)
+        if require_gates and "gates" not in entry:
+            raise SpecError(file, index.line_of(("perturbations", i)), ("perturbations", i),
+                            "missing field: gates (the gates that must go red); list them, or run with "
+                            "--observe to see which gates go red")
         for j, ref in enumerate(entry.get("covers", [])):
             if cat.get(ref) is None:
                 sub = ("perturbations", i, "covers", j)
@@ -158,3 +184,21 @@ def load_perturbation_file(file: Path | str, cat: Catalogue) -> list[Item]:
         items.append(Item("perturbation", entry["id"], data.get("paper", {}).get("id", "user"), entry, file,
                           index.line_of(("perturbations", i))))
     return items
+
+
+def _check_not_the_projects(file: Path, index: LineIndex, path: tuple, item_id: str, cat: Catalogue) -> None:
+    existing = cat.get(item_id)
+    if existing is None:
+        return
+    hint = f" (to run the project's own, `fidelity perturb {item_id}`)" if existing.kind == "perturbation" else ""
+    raise SpecError(file, index.line_of(path), path,
+                    f"id {item_id!r} is already the project's {existing.kind} ({_shown(existing.file)}:{existing.line}); "
+                    f"a --file catalogue's ids are its own: rename it here{hint}")
+
+
+def _shown(file: Path | str) -> str:
+    """A path relative to the working directory when below it, else as given."""
+    try:
+        return str(Path(file).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(file)

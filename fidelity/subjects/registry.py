@@ -3,8 +3,8 @@
 Gates never name a subject: they ask the registry for every subject that
 provides their mechanism, so a new subject plugs in here without touching a gate.
 
-Our own subjects (BUILTIN: the PyTorch reference and the Triton kernels) run in
-every gate run; each reports itself unavailable, with the reason, when its package
+The project's own subjects (its `subjects` setting; in this repository the PyTorch
+reference and the Triton kernels) run in every gate run; each reports itself unavailable, with the reason, when its package
 or device is missing. Someone else's implementation runs only when asked for, so
 its deviations are findings about it, never failures of our CI:
 - by name: an adapter to a public package (ADAPTERS), or an entry point of the
@@ -24,10 +24,6 @@ from importlib.metadata import entry_points
 
 from fidelity.subjects.subject import Subject
 
-BUILTIN: tuple[str, ...] = (
-    "fidelity.subjects.torch_reference:SUBJECT",
-    "fidelity.subjects.triton_kernels:SUBJECT",
-)
 ADAPTERS: dict[str, str] = {
     "hyper-connections": "fidelity.adapters.hyper_connections:SUBJECT",
     "hyper-connections-log": "fidelity.adapters.hyper_connections:LOG_DOMAIN_SUBJECT",
@@ -43,26 +39,52 @@ class SubjectLoadError(Exception):
     """A subject reference that does not resolve to a Subject."""
 
 
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def load_reference(ref: str) -> Subject:
-    """'package.module:OBJECT' -> the Subject it names; SubjectLoadError with the reason otherwise."""
+    """'package.module:OBJECT' -> the Subject it names; SubjectLoadError with the reason otherwise.
+
+    OBJECT may be a Subject or a callable that takes no arguments and returns one. Anything
+    that goes wrong on the way (the module does not import or raises on import, the name is
+    missing, the callable raises or returns something else) is a SubjectLoadError of one line."""
     module_name, sep, attr = ref.partition(":")
     if not sep or not module_name or not attr:
         raise SubjectLoadError(f"{ref!r} is not of the form module:object")
     try:
         obj = importlib.import_module(module_name)
+    except Exception as exc:  # ImportError, or whatever the module raises while importing
+        raise SubjectLoadError(f"{ref!r}: module {module_name!r} does not import: {_one_line(exc)}") from None
+    try:
         for part in attr.split("."):
             obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise SubjectLoadError(f"{ref!r} does not import: {type(exc).__name__}: {exc}") from None
+    except AttributeError:
+        raise SubjectLoadError(f"{ref!r}: module {module_name!r} has no attribute {attr!r}") from None
     if callable(obj) and not isinstance(obj, Subject):
-        obj = obj()
+        try:
+            obj = obj()
+        except Exception as exc:
+            raise SubjectLoadError(f"{ref!r}: calling {attr}() to get a Subject raised {_one_line(exc)}; "
+                                   "name a fidelity.subjects.subject.Subject, or a function that takes no "
+                                   "arguments and returns one") from None
     if not isinstance(obj, Subject):
-        raise SubjectLoadError(f"{ref!r} is a {type(obj).__name__}, not a fidelity.subjects.Subject")
+        raise SubjectLoadError(f"{ref!r} is a {type(obj).__name__}, not a fidelity.subjects.subject.Subject "
+                               "(nor a function that takes no arguments and returns one)")
     return obj
 
 
+def project_references() -> tuple[str, ...]:
+    """The current project's own subjects (none outside a project)."""
+    from fidelity import project
+
+    here = project.current_or_none()
+    return here.subjects if here is not None else ()
+
+
 def _references() -> list[str]:
-    refs = list(BUILTIN)
+    refs = list(project_references())
     refs += [r.strip() for r in os.environ.get(EXTRA_ENV, "").split(",") if r.strip()]
     return list(dict.fromkeys(refs))
 
@@ -81,7 +103,7 @@ def resolve(name_or_ref: str) -> tuple[str, Subject]:
         ref = name_or_ref
     else:
         named = named_references()
-        builtin = {load_reference(r).name: r for r in BUILTIN}
+        builtin = {load_reference(r).name: r for r in project_references()}
         ref = named.get(name_or_ref) or builtin.get(name_or_ref)
         if ref is None:
             known = ", ".join([*builtin, *named])

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from fidelity.perturb import evidence
 from fidelity.perturb.patching import apply_edits, unified_diff
-from fidelity.spec.loader import DEFAULT_SPECS_DIR
+from fidelity.spec.loader import SCHEMA_FILE
 
 GATE_FILE = "tests/gates/test_toy.py"
 G_DOUBLE = f"{GATE_FILE}::test_double"
@@ -245,6 +245,7 @@ def gate_run_record(extra_subject: bool = True) -> dict:
 def make_toy(tmp_path: Path) -> Toy:
     root = tmp_path / "toyrepo"
     (root / "toyledger_subj").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[tool.fidelity]\n")  # a fidelity project, all paths as default
     (root / "toyledger_subj" / "__init__.py").write_text("")
     module = root / "toyledger_subj" / "arith.py"
     module.write_text(MODULE)
@@ -252,7 +253,7 @@ def make_toy(tmp_path: Path) -> Toy:
     (root / GATE_FILE).write_text("def test_double():\n    pass\n\n\ndef test_inc():\n    pass\n")
     specs = root / "specs"
     specs.mkdir()
-    (specs / "spec.schema.json").write_text((DEFAULT_SPECS_DIR / "spec.schema.json").read_text())
+    (specs / "spec.schema.json").write_text(SCHEMA_FILE.read_text())
     (specs / "toy.yaml").write_text(SPEC)
     fixtures = root / "fixtures"
     fixtures.mkdir()

@@ -49,7 +49,7 @@ def test_red_to_green_marks_every_row_observed_or_predicted_only(toy):
 def test_acceptance_agrees_with_the_check_stage(toy):
     toy.standard_evidence()
     ledger = gather(toy)
-    check_gates, caught = gate_acceptance(toy.catalogue(), toy.reports)
+    check_gates, caught = gate_acceptance(toy.catalogue(), toy.reports, toy.root)
     for gate, row in check_gates.items():
         assert ledger["gates"][gate]["accepted"] == row["accepted"], gate
     assert ledger["gates"][G_DOUBLE]["accepted"] and ledger["gates"][G_DOUBLE]["accepted_by"] == ["P1"]

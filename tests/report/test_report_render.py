@@ -2,7 +2,6 @@
 LEDGER.md; matplotlib stays out of `fidelity --help` and of the Markdown ledger."""
 from __future__ import annotations
 
-import argparse
 import re
 import subprocess
 import sys
@@ -146,19 +145,14 @@ def test_png_bytes_are_deterministic_and_carry_no_software_tag(toy):
 
 
 def _cli(argv: list[str]) -> int:
-    from fidelity.commands import report_cmd
+    """`fidelity report ...` as a user runs it, on the project found from the working directory."""
+    from fidelity.cli import main
 
-    parser = argparse.ArgumentParser(prog="fidelity")
-    sub = parser.add_subparsers(dest="verb")
-    report_cmd.add_parser(sub)
-    args = parser.parse_args(["report", *argv])
-    return args.run(args)
+    return main(["report", *argv])
 
 
 def test_check_passes_after_report_and_names_a_stale_ledger(toy, tmp_path, capsys, monkeypatch):
-    from fidelity.commands import report_cmd
-
-    monkeypatch.setattr(report_cmd, "REPO_ROOT", toy.root)
+    monkeypatch.chdir(toy.root)  # the toy is the project
     toy.standard_evidence()
     out = tmp_path / "out"
     common = ["--specs", str(toy.specs), "--reports", str(toy.reports), "--out", str(out),
@@ -181,9 +175,7 @@ def test_check_passes_after_report_and_names_a_stale_ledger(toy, tmp_path, capsy
 
 
 def test_gates_from_a_recorded_run(toy, tmp_path, capsys, monkeypatch):
-    from fidelity.commands import report_cmd
-
-    monkeypatch.setattr(report_cmd, "REPO_ROOT", toy.root)
+    monkeypatch.chdir(toy.root)  # the toy is the project
     common, out = toy.report_args(tmp_path, gate_run_record())
     assert _cli(common) == 0
     text = (out / "LEDGER.md").read_text()

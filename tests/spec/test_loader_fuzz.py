@@ -5,11 +5,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fidelity.spec import SpecError, load_catalogue
-from fidelity.spec.loader import DEFAULT_SPECS_DIR
+from fidelity import project
 
 from spec_toy import MINIMAL
 
-SEEDS = [MINIMAL] + [p.read_text() for p in sorted(DEFAULT_SPECS_DIR.glob("*.yaml"))]
+SEEDS = [MINIMAL] + [p.read_text() for p in sorted(project.find(__file__).specs.glob("*.yaml"))]
 YAML_NOISE = list(":-[]{}#&*!|>'\"%@`,? \n\t") + ["\n  ", "id: x", "~", "null", "- ", "{a: [", "\\", "\x00", "é"]
 
 

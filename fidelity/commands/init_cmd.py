@@ -1,0 +1,56 @@
+"""`fidelity init DIR`: scaffold a working fidelity project for your own paper."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from fidelity.commands.common import EXIT_OK, EXIT_USAGE, add_json_option, print_json
+
+DESCRIPTION = """\
+Write a working fidelity project into DIR (created if missing): a spec with one equation,
+one claim and one perturbation; a source note the claim quotes; the mechanism's interface
+(a Protocol); an implementation and its subject; an exact oracle and the fixture it
+generates; and a gate. The example is Eq. 1 of arXiv:1503.02531 (softmax at temperature
+T): replace it with your own paper, one file at a time.
+
+Then, in DIR:
+  fidelity perturb --all    the gate must go red under the perturbation, then green again
+  fidelity check            specs, fixtures, claims, code, gates, evidence: GREEN
+
+Nothing is overwritten: if any file of the scaffold exists in DIR already, nothing is
+written and the exit code is 2.
+"""
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("init", help="scaffold a fidelity project for your own paper",
+                       description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("directory", type=Path, metavar="DIR", help="where the project is written")
+    p.add_argument("--name", default=None,
+                   help="the Python package of your implementation and the paper id of the spec "
+                        "(default: DIR's name, as lower-case letters, digits and _)")
+    add_json_option(p)
+    p.set_defaults(run=run, needs_project=False)
+
+
+def run(args) -> int:
+    from fidelity import fixture_store, project, scaffold
+
+    name = args.name or scaffold.package_name(args.directory)
+    try:
+        written = scaffold.write(args.directory, name)
+    except scaffold.ScaffoldError as exc:
+        print(f"fidelity init: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    here = project.load(args.directory).activate()
+    fixtures = fixture_store.regenerate(here.fixtures)  # the scaffold's fixture, made by its own oracle
+    files = [here.relative(p) for p in [*written, *fixtures]]
+    if args.json:
+        print_json({"ok": True, "root": str(here.root), "package": name, "files": files})
+        return EXIT_OK
+    print(f"wrote a fidelity project for package {name!r} to {here.root}:")
+    for f in files:
+        print(f"  {f}")
+    print(f"next:\n  cd {args.directory}\n  fidelity perturb --all\n  fidelity check")
+    return EXIT_OK
