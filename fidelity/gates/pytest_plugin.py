@@ -1,20 +1,31 @@
-"""Gate plumbing: each gate runs against every subject that provides its mechanism, on every device.
+"""The gate plugin, registered with pytest by entry point (`pytest11`), so any project's gates
+get it without copying a conftest: each gate runs against every subject that provides its
+mechanism, on every device.
 
-A gate declares `@pytest.mark.gate(equations=[...], mechanism="sinkhorn")`. This file
-parametrises its `subject` and `device` arguments over the registry and the devices,
-prints the subjects in the run header, and marks which modules each gate covers
-(so the perturbation runner can find the gates a patched module must turn red).
-A subject or device that is missing is SKIPPED with the reason: reported as not run,
-never as passed.
+A gate declares `@pytest.mark.gate(equations=[...], mechanism="sinkhorn")` and takes the
+`subject` and `device` fixtures. This plugin parametrises them over the project's subjects
+(fidelity.subjects.registry) and the devices, prints the subjects in the run header, and
+marks which modules each instance covers (so the perturbation runner can find the gates a
+patched module must turn red). A subject or device that is missing is SKIPPED with the
+reason: reported as not run, never as passed. A subject that raises NotRun for a feature
+it cannot drive gets the same. Gates get the subject through fidelity.gates.output_contract:
+every floating output must keep its inputs' dtype and device, else the gate fails by that check.
+
+Outside a fidelity project, and for tests that are not gates, the plugin does nothing
+(nor does it import torch).
 """
-import pytest
-import torch
+from __future__ import annotations
 
-from fidelity.subjects.registry import all_subjects, subjects_for
-from fidelity.subjects.subject import NotRun
+import pytest
 
 DEVICES = ("cpu", "cuda")
 NO_CUDA = "not run: no CUDA device"
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def pytest_configure(config):
@@ -24,11 +35,17 @@ def pytest_configure(config):
 
 
 def pytest_report_header(config):
+    from fidelity import project
+
+    if project.current_or_none() is None:
+        return None
+    from fidelity.subjects.registry import all_subjects
+
     rows = []
     for s in all_subjects():
         reason = s.unavailable_reason()
         rows.append(f"  {s.name}: {'available' if reason is None else 'NOT RUN: ' + reason} ({s.description})")
-    cuda = "available" if torch.cuda.is_available() else "NOT RUN: no CUDA device"
+    cuda = "available" if _cuda_available() else "NOT RUN: no CUDA device"
     return ["fidelity subjects:", *rows, f"  devices: cpu available; cuda {cuda}"]
 
 
@@ -41,12 +58,15 @@ def pytest_generate_tests(metafunc):
     mechanism = _mechanism(metafunc.definition)
     if mechanism is None or "subject" not in metafunc.fixturenames:
         return
+    from fidelity.subjects.registry import subjects_for
+
+    cuda = _cuda_available()
     params = []
     for subject in subjects_for(mechanism):
         for device in DEVICES:
             # a device this machine lacks is known at collection: marked there, so a runner can
             # leave the instance out rather than start it only to skip it
-            marks = [] if device != "cuda" or torch.cuda.is_available() else [pytest.mark.skip(reason=NO_CUDA)]
+            marks = [] if device != "cuda" or cuda else [pytest.mark.skip(reason=NO_CUDA)]
             params.append(pytest.param((subject, device), id=f"{subject.name}-{device}", marks=marks))
     if not params:
         params = [pytest.param(None, id="no-subject",
@@ -65,9 +85,13 @@ def subject(subject_on_device):
     reason = subject.unavailable_reason()
     if reason is not None:
         pytest.skip(f"subject {subject.name} not run: {reason}")
-    if device == "cuda" and not torch.cuda.is_available():
+    if device == "cuda" and not _cuda_available():
         pytest.skip(NO_CUDA)
-    return subject
+    # every gate sees the subject through the output contract: a silent cast or device move is a
+    # finding of its own, never judged at the wrong tolerance (fidelity.gates.output_contract)
+    from fidelity.gates.output_contract import checked
+
+    return checked(subject)
 
 
 @pytest.fixture
@@ -92,6 +116,8 @@ def pytest_pyfunc_call(pyfuncitem):
     """A subject that cannot drive a feature raises NotRun: that instance is not run (skipped
     with the subject's reason), never passed and never failed. A bare NotImplementedError
     (e.g. an op torch lacks on a device) is not caught: it is red for another reason."""
+    from fidelity.subjects.subject import NotRun
+
     try:
         return (yield)
     except NotRun as exc:
