@@ -11,8 +11,6 @@ from fidelity.spec.loader import load_perturbation_file
 from fidelity.subjects import registry
 from fidelity.subjects.registry import SubjectLoadError
 
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
-
 DESCRIPTION = """\
 Run perturbations (deliberate defects) and record the evidence that gates see them.
 
@@ -22,12 +20,28 @@ perturbation then runs in its own child process whose import hook serves the pat
 source (no file on disk is edited), and only the gates covering its target run. A gate
 counts as red only when its own assertion fails; an exception, timeout or crash is
 'red for another reason'. Afterwards the same gates must be green again. Evidence goes
-to reports/evidence/ (JSON, pinned by hashes of gate, target and fixtures).
+to the project's reports/evidence/ (JSON, pinned by hashes of gate, target and fixtures).
 
 Selection: ids (P1 P3), lists (P1,P3), ranges (P1..P5), --all, --stale (only those
-whose evidence is missing or stale), --file FILE (your own catalogue, same YAML form).
-Exit: 0 every perturbation caught and restored; 1 a survivor, a miss, a red or flaky
-baseline; 2 usage, spec or patch errors (a find matching zero or several places).
+whose evidence is missing or stale), --file FILE.
+
+--file FILE: your own catalogue (the spec's YAML form, or a file of `perturbations:`
+only). Its ids are its own namespace: any identifier (swap-axes, my.defect_1, P24),
+but none the project's specs define (exit 2, naming both places). Its evidence goes to
+a folder of its own, reports/catalogues/<file stem>/evidence/, never among the
+project's records unless you ask (--evidence DIR); --stale reads that folder.
+
+--observe: expect nothing, see what goes red. Every gate covering each target runs
+(and any the perturbation lists); the table and --json report per perturbation every
+gate red by assertion (with its reading), red for another reason, or green. In a
+--file catalogue `gates` may be omitted. No evidence is written.
+
+Exit: 0 every perturbation caught and restored (with --observe: the run completed and
+everything was green again, whatever went red); 1 a survivor, a miss, or a run that
+cannot be trusted: a red or flaky baseline, a forced failure not seen red, a file
+changed on disk, a gate not green again (with --observe only these); 2 usage, spec or
+patch errors (a find matching zero or several places, a --file id the project
+defines, `gates` missing without --observe).
 """
 
 
@@ -38,14 +52,23 @@ def add_parser(sub) -> None:
     p.add_argument("ids", nargs="*", metavar="ID", help="perturbation ids, lists (P1,P2) or ranges (P1..P5)")
     p.add_argument("--all", action="store_true", help="every perturbation in the specs")
     p.add_argument("--stale", action="store_true", help="only perturbations without current evidence")
-    p.add_argument("--file", type=Path, help="a YAML file of your own perturbations (instead of the specs')")
+    p.add_argument("--file", type=Path, metavar="FILE",
+                   help="a YAML catalogue of your own perturbations (instead of the specs'): its own ids, "
+                        "its own evidence folder (reports/catalogues/<file stem>/evidence)")
+    p.add_argument("--observe", action="store_true",
+                   help="expect nothing: run every gate covering each target and report which went red "
+                        "(by assertion, for another reason) or stayed green; writes no evidence")
     p.add_argument("--jobs", type=int, default=None, help="parallel children (default: CPU count)")
     p.add_argument("--timeout", type=float, default=600.0,
                    help="seconds per child before it is killed as hung (default 600: Triton gates under the CPU interpreter are slow)")
     p.add_argument("--cold-start", action="store_true",
                    help="start every child as a fresh interpreter; by default children are forked from one "
                         "process that has imported torch and pytest (a target it holds still starts cold)")
-    p.add_argument("--reports", type=Path, default=REPO_ROOT / "reports", help="where evidence is written")
+    p.add_argument("--evidence", type=Path, default=None, metavar="DIR",
+                   help="the evidence folder to write (and --stale to read) instead of the default: the "
+                        "project's reports/evidence, or a --file catalogue's reports/catalogues/<stem>/evidence")
+    p.add_argument("--reports", type=Path, default=None, metavar="DIR",
+                   help="the same as --evidence DIR/evidence (kept for older scripts)")
     add_specs_option(p)
     add_json_option(p)
     p.set_defaults(run=run)
@@ -77,30 +100,59 @@ def expand_ids(tokens: list[str], known: list[str]) -> list[str]:
 
 
 def _known_list(known: list[str]) -> str:
-    return ", ".join(sorted(known, key=lambda k: int(k[1:]) if k[1:].isdigit() else 10**9))
+    """P<n> ids in numeric order, then the others by name."""
+    return ", ".join(sorted(known, key=lambda k: (0, int(k[1:]), "") if re.fullmatch(r"P\d+", k) else (1, 0, k)))
+
+
+def _option_problem(args) -> str | None:
+    """Options that do not go together, as the one line to print; None when they do."""
+    if args.ids and args.all:
+        return "give ids or --all, not both"
+    if args.evidence is not None and args.reports is not None:
+        return "give --evidence DIR or --reports DIR (the same as --evidence DIR/evidence), not both"
+    if args.observe and args.stale:
+        return "--observe runs every chosen perturbation afresh and reads no evidence: drop --stale"
+    if args.observe and (args.evidence is not None or args.reports is not None):
+        return "--observe writes no evidence: drop --evidence/--reports (use --json to keep what it saw)"
+    return None
+
+
+def evidence_folder(args) -> Path:
+    """Where this run's evidence goes (and --stale reads it): as asked, else the project's,
+    else (--file) the catalogue's own, so its ids never touch the project's records."""
+    from fidelity.perturb import evidence
+
+    if args.evidence is not None:
+        return args.evidence.resolve()
+    if args.reports is not None:
+        return evidence.evidence_root(args.reports.resolve())
+    if args.file is not None:
+        return evidence.catalogue_evidence_root(args.project.reports, args.file)
+    return args.project.evidence
 
 
 def run(args) -> int:
     from fidelity.perturb import PerturbError
 
+    problem = _option_problem(args)
+    if problem:
+        return _usage(problem)
     cat = load_catalogue(args.specs)
-    items = load_perturbation_file(args.file, cat) if args.file else list(cat.perturbations.values())
+    items = (load_perturbation_file(args.file, cat, require_gates=not args.observe) if args.file
+             else list(cat.perturbations.values()))
     table = {i.id: i for i in items}
     known = list(table)
     if not known:
         return _usage("no perturbations defined" + (f" in {args.file}" if args.file else " in the specs"))
-    if args.ids and args.all:
-        return _usage("give ids or --all, not both")
     try:
         chosen = known if (args.all or args.stale or args.file) and not args.ids else expand_ids(args.ids, known)
     except ValueError as exc:
         return _usage(f"{exc}. Known: {_known_list(known)}")
     if not chosen:
         return _usage(f"choose perturbations: ids, ranges (P1..P5), --all, --stale or --file. Known: {_known_list(known)}")
-    from fidelity.perturb.evidence import rel_to_root
-
-    # where each perturbation is written, relative to the repository (evidence keeps it: no machine's paths)
-    perturbations = [{**table[i].data, "file": f"{rel_to_root(table[i].file, REPO_ROOT)}:{table[i].line}"}
+    here = args.project
+    # where each perturbation is written, relative to the project (evidence keeps it: no machine's paths)
+    perturbations = [{**table[i].data, "file": f"{here.relative(table[i].file)}:{table[i].line}"}
                      for i in chosen]
     say = (lambda e: print(e.get("message", ""), file=sys.stderr, flush=True))
     try:
@@ -143,14 +195,16 @@ def _run_groups(groups, args, say) -> list:
     from fidelity.perturb import run as run_perturbations
     from fidelity.perturb.runner import shared_zygote
 
-    zygote = None if args.cold_start else shared_zygote(REPO_ROOT, args.jobs)
+    here = args.project
+    zygote = None if args.cold_start else shared_zygote(here.root, args.jobs)
 
     def one(subject, group, environment):
         tag = f"[{subject}] " if subject else ""
         if subject:
             say({"message": f"{tag}== perturbations of subject {subject}: {', '.join(p['id'] for p in group)}"})
-        return run_perturbations(group, repo_root=REPO_ROOT, reports_dir=args.reports, jobs=args.jobs,
-                                 timeout_s=args.timeout, stale_only=args.stale,
+        return run_perturbations(group, repo_root=here.root, evidence_dir=evidence_folder(args),
+                                 test_paths=(here.relative(here.gates),), fixtures_dir=here.fixtures, jobs=args.jobs,
+                                 timeout_s=args.timeout, stale_only=args.stale, observe=args.observe,
                                  progress=lambda e: say(dict(e, message=tag + e.get("message", ""))),
                                  warm_start=not args.cold_start, environment=environment, zygote=zygote)
 
@@ -169,10 +223,14 @@ def _run_groups(groups, args, say) -> list:
 
 
 def _merged_json(results) -> dict:
+    """One object over the subject groups' runs: their perturbations (or observations) in group order."""
     parts = [r.to_json() for r in results]
-    merged = {"ok": all(p["ok"] for p in parts), "perturbations": [], "runs": parts}
+    key = "observed" if results[0].observe else "perturbations"
+    merged = {"ok": all(p["ok"] for p in parts), key: [], "runs": parts}
+    if results[0].observe:
+        merged["mode"] = "observe"
     for p in parts:
-        merged["perturbations"] += p["perturbations"]
+        merged[key] += p[key]
     return merged
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 _EXPORTS = {
     "run": "fidelity.perturb.runner",
+    "observe": "fidelity.perturb.runner",
     "validate": "fidelity.perturb.runner",
     "RunResult": "fidelity.perturb.result",
     "PerturbationResult": "fidelity.perturb.result",

@@ -1,13 +1,19 @@
 """Evidence: one JSON record per gate x perturbation (evidence rules 4-6).
 
-Path: `<reports_dir>/evidence/<perturbation id>/<gate id sanitised>.json`,
+Path: `<evidence root>/<perturbation id>/<gate id sanitised>.json`; the project's
+evidence root is `<reports_dir>/evidence`, a `--file` catalogue's its own,
+`<reports_dir>/catalogues/<file stem>/evidence` (catalogue_evidence_root), so its
+ids never overwrite the project's records. Each record is
 written atomically (temporary file in the same directory, then os.replace),
 deterministic (sorted keys, indent 1, strict JSON: a non-finite reading is
 the string "NaN" / "Infinity" / "-Infinity").
 
 A record (SCHEMA "fidelity.perturb.evidence/1"):
   schema, perturbation, title, spec_file, target, target_file, edits,
-  edits_sha256, diff                      what was perturbed, and how
+  edits_sha256, diff                      what was perturbed, and how; target is the
+                                          module's dotted name, target_file its path
+                                          as the module name spells it (no venv, no
+                                          site-packages: the same record everywhere)
   gate, gate_file, equations, listed      the gate; listed = named in the
                                           perturbation as one that must go red
   outcome        red_by_assertion | red_other | survived | skipped
@@ -27,7 +33,8 @@ A record (SCHEMA "fidelity.perturb.evidence/1"):
   recorded_at    UTC, ISO 8601
 
 A record is CURRENT while the gate file, the target's source and every fixture
-it read hash as recorded (and, when the perturbation is given, its edits are
+it read hash as recorded (the target is found again by its module name on the
+import path a child of this project has now, wherever it is installed) (and, when the perturbation is given, its edits are
 unchanged). A gate is ACCEPTED with at least one current record whose outcome
 is red_by_assertion and green_after is true.
 """
@@ -46,6 +53,7 @@ from fidelity.perturb import jsonio
 
 SCHEMA = "fidelity.perturb.evidence/1"
 EVIDENCE_DIR = "evidence"
+CATALOGUES_DIR = "catalogues"
 
 
 def sanitise(name: str) -> str:
@@ -54,12 +62,32 @@ def sanitise(name: str) -> str:
     return s or "_"
 
 
+def evidence_root(reports_dir: str | os.PathLike) -> Path:
+    """The project's evidence root: `<reports_dir>/evidence`."""
+    return Path(reports_dir) / EVIDENCE_DIR
+
+
+def catalogue_evidence_root(reports_dir: str | os.PathLike, catalogue_file: str | os.PathLike) -> Path:
+    """A `--file` catalogue's own evidence root, `<reports_dir>/catalogues/<file stem>/evidence`:
+    its ids live in their own namespace, so its records must not land among the project's."""
+    return Path(reports_dir) / CATALOGUES_DIR / sanitise(Path(catalogue_file).stem) / EVIDENCE_DIR
+
+
+def record_dir(root: str | os.PathLike, perturbation_id: str) -> Path:
+    """One perturbation's records under an evidence root."""
+    return Path(root) / sanitise(perturbation_id)
+
+
+def record_path(root: str | os.PathLike, perturbation_id: str, gate: str) -> Path:
+    return record_dir(root, perturbation_id) / f"{sanitise(gate)}.json"
+
+
 def evidence_dir(reports_dir: str | os.PathLike, perturbation_id: str) -> Path:
-    return Path(reports_dir) / EVIDENCE_DIR / sanitise(perturbation_id)
+    return record_dir(evidence_root(reports_dir), perturbation_id)
 
 
 def evidence_path(reports_dir: str | os.PathLike, perturbation_id: str, gate: str) -> Path:
-    return evidence_dir(reports_dir, perturbation_id) / f"{sanitise(gate)}.json"
+    return record_path(evidence_root(reports_dir), perturbation_id, gate)
 
 
 def edits_sha256(target: str, edits: list[dict]) -> str:
@@ -105,16 +133,26 @@ def utc_now() -> str:
 
 
 def write_record(reports_dir: str | os.PathLike, record: dict) -> Path:
-    """Write one record atomically; return its path."""
-    path = evidence_path(reports_dir, record["perturbation"], record["gate"])
+    """Write one record atomically under `<reports_dir>/evidence`; return its path."""
+    return write_record_in(evidence_root(reports_dir), record)
+
+
+def write_record_in(root: str | os.PathLike, record: dict) -> Path:
+    """Write one record atomically under the evidence root `root`; return its path."""
+    path = record_path(root, record["perturbation"], record["gate"])
     jsonio.write_json(path, record)
     return path
 
 
 def load_all(reports_dir: str | os.PathLike) -> list[dict]:
-    """Every evidence record under reports_dir, sorted by (perturbation, gate).
+    """Every evidence record under `<reports_dir>/evidence`, sorted by (perturbation, gate)."""
+    return load_records(evidence_root(reports_dir))
+
+
+def load_records(root: str | os.PathLike) -> list[dict]:
+    """Every evidence record under the evidence root `root`, sorted by (perturbation, gate).
     Files that are not valid records are skipped."""
-    root = Path(reports_dir) / EVIDENCE_DIR
+    root = Path(root)
     out = []
     if not root.is_dir():
         return out
@@ -135,9 +173,9 @@ def staleness(record: dict, repo_root: str | os.PathLike, perturbation: dict | N
     if record.get("schema") != SCHEMA:
         return [f"schema {record.get('schema')!r} is not {SCHEMA!r}"]
     hashes = record.get("hashes") or {}
-    checks = [("gate file", record.get("gate_file"), hashes.get("gate_file")),
-              ("target source", record.get("target_file"), hashes.get("target_source"))]
+    checks = [("gate file", record.get("gate_file"), hashes.get("gate_file"))]
     checks += [("fixture", path, sha) for path, sha in sorted((hashes.get("fixtures") or {}).items())]
+    reasons += _target_staleness(record.get("target"), hashes.get("target_source"), repo_root)
     for what, path, sha in checks:
         if not path or not sha:
             reasons.append(f"{what}: no hash recorded")
@@ -153,6 +191,21 @@ def staleness(record: dict, repo_root: str | os.PathLike, perturbation: dict | N
         elif edits_sha256(perturbation.get("target", ""), perturbation.get("edits", [])) != record.get("edits_sha256"):
             reasons.append("the perturbation's target or edits changed")
     return reasons
+
+
+def _target_staleness(module: str | None, sha: str | None, repo_root) -> list[str]:
+    """Why the target's source no longer hashes as recorded: it is located again by module name."""
+    from fidelity.perturb import locate
+
+    if not module or not sha:
+        return ["target source: no module or hash recorded"]
+    try:
+        path = locate.find_source(module, locate.child_search_path(str(repo_root)))
+    except locate.TargetNotFound as exc:
+        return [f"target {module} cannot be found on this import path: {exc}"]
+    if jsonio.sha256_file(path) != sha:
+        return [f"target source {module} changed"]
+    return []
 
 
 def is_current(record: dict, repo_root: str | os.PathLike, perturbation: dict | None = None) -> bool:

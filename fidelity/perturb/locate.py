@@ -31,6 +31,15 @@ def child_search_path(repo_root: str, extra: list[str] | tuple[str, ...] = ()) -
     return out
 
 
+def module_path(module: str, source: str) -> str:
+    """The environment-free name of a module's source: its dotted name as a path
+    ('ot.bregman._sinkhorn' -> 'ot/bregman/_sinkhorn.py', a package -> '.../__init__.py'),
+    the same in any venv, install mode or Python version. Evidence and diffs use it."""
+    tail = "__init__.py" if os.path.basename(source) == "__init__.py" else None
+    parts = module.split(".")
+    return "/".join([*parts, tail] if tail else [*parts[:-1], parts[-1] + ".py"])
+
+
 def find_source(module: str, search_path: list[str]) -> str:
     """Absolute path of the `.py` file that importing `module` would execute."""
     parts = module.split(".")

@@ -3,13 +3,23 @@
 `RunResult.to_json()` returns a JSON-ready dict (readings encoded as in
 `jsonio`: a non-finite reading is a string); `RunResult.dumps()` is its text.
 Observed and predicted readings stay in separate fields everywhere.
+
+An observation (run(observe=True)) expects nothing: its JSON and table report,
+per perturbation, which gates went red by assertion, red for another reason,
+were skipped or stayed green (RunResult.observed()), with no survivor or miss.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from fidelity.perturb import jsonio
-from fidelity.perturb.outcomes import RED_BY_ASSERTION, RED_OTHER
+from fidelity.perturb.outcomes import RED_BY_ASSERTION, RED_OTHER, SKIPPED, SURVIVED
+
+# the groups of an observation, in the order they are reported; a survived gate is "green"
+OBSERVED_GROUPS = ((RED_BY_ASSERTION, "red_by_assertion"), (RED_OTHER, "red_other"), (SKIPPED, "skipped"),
+                   (SURVIVED, "green"))
+OBSERVED_LABELS = {"red_by_assertion": "red by assertion", "red_other": "red for another reason",
+                   "skipped": "skipped", "green": "green"}
 
 
 @dataclass
@@ -47,7 +57,7 @@ class PerturbationResult:
     id: str
     title: str
     target: str
-    target_file: str               # relative to the repo root where inside it
+    target_file: str               # the module's environment-free path (locate.module_path)
     spec_file: str | None
     diff: str
     gates: list[str]               # the gates run: covering the target, listed, or predicted
@@ -56,6 +66,7 @@ class PerturbationResult:
     restored: bool | None = None   # every gate green again without the patch
     status: str = "ran"            # ran | current (stale_only: evidence current, not re-run) | not_run
     child: dict | None = None
+    observe: bool = False          # nothing expected: no survivor, no miss (an observation)
 
     @property
     def red_by_assertion(self) -> list[str]:
@@ -63,18 +74,33 @@ class PerturbationResult:
 
     @property
     def survivor(self) -> bool:
-        """No gate went red by its own assertion: a blind spot."""
-        return self.status != "not_run" and not self.red_by_assertion
+        """No gate went red by its own assertion: a blind spot (an observation has none)."""
+        return not self.observe and self.status != "not_run" and not self.red_by_assertion
 
     @property
     def misses(self) -> list[dict]:
-        """Listed (must-go-red) gates that did not go red by assertion, with what they did."""
+        """Listed (must-go-red) gates that did not go red by assertion, with what they did
+        (an observation expects nothing, so it misses nothing)."""
+        if self.observe:
+            return []
         return [{"gate": o.gate, "outcome": o.outcome, "detail": o.detail}
                 for o in self.outcomes if o.listed and o.outcome != RED_BY_ASSERTION]
+
+    def observation(self) -> dict:
+        """What each gate did under this perturbation, grouped (see OBSERVED_GROUPS), in gate order."""
+        out = {"id": self.id, "title": self.title, "target": self.target, "spec_file": self.spec_file,
+               "gates_run": len(self.outcomes), "restored": self.restored,
+               "patch_served": (self.child or {}).get("patch_served")}
+        for outcome, key in OBSERVED_GROUPS:
+            out[key] = [{"gate": o.gate, "reading": jsonio.encode_float(_observed_reading(o)), "detail": o.detail}
+                        for o in self.outcomes if o.outcome == outcome]
+        return out
 
     def summary(self) -> str:
         if self.status == "not_run":
             return "not run"
+        if self.observe:
+            return self._observed_summary()
         red = self.red_by_assertion
         other = [o for o in self.outcomes if o.outcome == RED_OTHER]
         if red:
@@ -95,6 +121,17 @@ class PerturbationResult:
             s += " [evidence current, not re-run]"
         return s
 
+    def _observed_summary(self) -> str:
+        if not self.outcomes:
+            return "no gate covers the target"
+        counts = {key: sum(o.outcome == outcome for o in self.outcomes) for outcome, key in OBSERVED_GROUPS}
+        s = ", ".join(f"{n} {OBSERVED_LABELS[key]}" for key, n in counts.items() if n or key != "skipped")
+        if self.child and self.child.get("patch_served") == 0:
+            s += "; the patched module was never imported"
+        if self.restored is False:
+            s += "; NOT green again without the patch"
+        return s
+
     def to_json(self) -> dict:
         return {
             "id": self.id,
@@ -113,6 +150,18 @@ class PerturbationResult:
             "diff": self.diff,
             "child": self.child,
         }
+
+
+def _observed_reading(o: GateResult) -> float | None:
+    """The reading a gate compared: its red instance's, else (green) the first instance's that
+    recorded one, so a blind-spot search sees how near a surviving gate came to its bound."""
+    if o.reading is not None or o.outcome != SURVIVED:
+        return o.reading
+    for inst in o.instances:
+        reading = (inst.get("readings") or {}).get("reading")
+        if reading is not None:
+            return jsonio.decode_float(reading)
+    return None
 
 
 def _short(detail: str) -> str:
@@ -138,12 +187,21 @@ class RunResult:
     sources: dict = field(default_factory=dict)
     evidence: list[str] = field(default_factory=list)
     wall_s: float = 0.0
+    observe: bool = False          # an observation: ok means the run itself can be trusted
 
     @property
     def survivors(self) -> list[str]:
         return [p.id for p in self.perturbations if p.survivor]
 
+    def observed(self) -> list[dict]:
+        """Per perturbation, what each gate did (PerturbationResult.observation)."""
+        return [p.observation() for p in self.perturbations]
+
     def compute_ok(self) -> bool:
+        if self.observe:  # whatever went red: baseline green, forced failure seen, everything restored
+            self.ok = (self.error is None and all(p.status != "not_run" for p in self.perturbations)
+                       and all(p.restored is True for p in self.perturbations if p.outcomes))
+            return self.ok
         self.ok = (
             self.error is None
             and all(p.status != "not_run" for p in self.perturbations)
@@ -154,6 +212,8 @@ class RunResult:
         return self.ok
 
     def to_json(self) -> dict:
+        if self.observe:
+            return self._observed_json()
         return {
             "ok": self.ok,
             "error": self.error,
@@ -168,11 +228,27 @@ class RunResult:
             "wall_s": round(self.wall_s, 3),
         }
 
+    def _observed_json(self) -> dict:
+        return {
+            "ok": self.ok,
+            "mode": "observe",
+            "error": self.error,
+            "error_kind": self.error_kind,
+            "observed": self.observed(),
+            "baseline": self.baseline,
+            "forced_failure": self.forced_failure,
+            "green_after": self.green_after,
+            "sources": self.sources,
+            "wall_s": round(self.wall_s, 3),
+        }
+
     def dumps(self) -> str:
         return jsonio.dumps(self.to_json())
 
     def table(self) -> str:
         """perturbation | gate | outcome | observed reading | predicted reading | green after"""
+        if self.observe:
+            return self._observed_table()
         header = ["perturbation", "gate", "outcome", "observed reading", "predicted reading", "green after"]
         rows = []
         for p in self.perturbations:
@@ -194,6 +270,24 @@ class RunResult:
                 lines.append(f"SURVIVOR {p.id}: no gate went red by its own assertion (blind spot)")
             for m in p.misses:
                 lines.append(f"MISS {p.id}: listed gate {m['gate']} {m['outcome'].replace('_', ' ')}")
+        if self.error:
+            lines.append(f"ERROR ({self.error_kind}): {self.error}")
+        return "\n".join(lines) + "\n"
+
+    def _observed_table(self) -> str:
+        """perturbation | outcome | gate | reading | detail, red first; then one line per perturbation."""
+        header = ["perturbation", "outcome", "gate", "reading", "detail"]
+        rows = []
+        for obs in self.observed():
+            if not obs["gates_run"]:
+                rows.append([obs["id"], "-", "(no gate covers the target)", "-", ""])
+            for _, key in OBSERVED_GROUPS:
+                for g in obs[key]:
+                    detail = _short(g["detail"]) if key == "red_other" else ""
+                    rows.append([obs["id"], OBSERVED_LABELS[key], g["gate"], _fmt(g["reading"]), detail])
+        widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+        lines = [" | ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header, ["-" * w for w in widths], *rows]]
+        lines += [f"OBSERVED {p.id}: {p.summary()}" for p in self.perturbations]
         if self.error:
             lines.append(f"ERROR ({self.error_kind}): {self.error}")
         return "\n".join(lines) + "\n"

@@ -30,7 +30,18 @@ The steps, in order (DESIGN.md, "The evidence rules"):
  7. the targets' source files, the gate files and every file under fixtures/
     are hashed before step 4 and after step 6: any change on disk fails the run
     loudly ("source_changed") and no evidence is written;
- 8. evidence: one record per gate x perturbation (evidence.py).
+ 8. evidence: one record per gate x perturbation (evidence.py), under
+    `evidence_dir` (default `<reports_dir>/evidence`).
+
+With observe=True (or `observe(...)`) nothing is expected: a perturbation's
+`gates` may be empty, every gate covering its target runs (one naming a
+`subject` runs only those it lists, as always), and the result
+reports what each gate did (RunResult.observed(): red by assertion, red for
+another reason, skipped, green, with readings). Steps 1-7 are the same, so an
+observation is trusted exactly as a run is; step 8 is skipped: an observation
+writes no evidence (it proves nothing was expected, so it must not count as
+acceptance, and it must not replace a record that does). result.ok is then
+True when the run completed and everything was green again, whatever went red.
 
 `progress(event)` is called from the calling thread with a dict:
 {"event": "collect" | "baseline" | "forced_failure" | "perturbation" |
@@ -38,7 +49,7 @@ The steps, in order (DESIGN.md, "The evidence rules"):
 perturbation events also carry "index", "total", "id", "status" (the
 summary), and the message reads "[3/12] P3 ... red by assertion (2 gates)".
 
-Relative `test_paths`, `reports_dir` and `cache_dir` are relative to repo_root.
+Relative `test_paths`, `reports_dir`, `evidence_dir` and `cache_dir` are relative to repo_root.
 A perturbation may carry "timeout_s" to override the run's timeout for itself.
 With warm_start (the default) children are forked from a zygote that has
 imported torch and pytest once (warm_start.py; the caller may pass one to share
@@ -139,10 +150,14 @@ def run(
     warm_start: bool = True,
     environment: dict[str, str | None] | None = None,
     zygote: "warm_start_mod.LazyZygote | None" = None,
+    evidence_dir: str | os.PathLike | None = None,
+    observe: bool = False,
 ) -> RunResult:
     t_start = time.perf_counter()
+    if observe and stale_only:
+        raise InvalidPerturbation("an observation runs every perturbation afresh: stale_only does not apply")
     root = Path(repo_root).resolve()
-    reports = _abs(reports_dir, root)
+    records_root = _abs(evidence_dir, root) if evidence_dir is not None else evidence.evidence_root(_abs(reports_dir, root))
     fixtures = _abs(fixtures_dir, root)
     cache = _abs(cache_dir if cache_dir is not None else os.environ.get("FIDELITY_CACHE_DIR", CACHE_DIR), root)
     test_paths = [str(t) for t in test_paths]
@@ -171,7 +186,7 @@ def run(
         except locate.TargetNotFound as e:
             raise locate.TargetNotFound(f"perturbation {p['id']}" + (f" ({p['file']})" if p["file"] else "") + f": {e}") from None
         patches[p["id"]] = patching.make_patch(p["id"], p["target"], path, p["edits"],
-                                               display_path=evidence.rel_to_root(path, root))
+                                               display_path=locate.module_path(p["target"], path))
 
     workdir = tempfile.mkdtemp(prefix="fidelity-perturb-")
     pool = cf.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="fidelity-perturb")
@@ -199,7 +214,7 @@ def run(
         return launch.run_child(j, workdir=workdir, label=label, cwd=str(root), env=env, timeout_s=timeout,
                                 zygote=zygote)
 
-    result = RunResult()
+    result = RunResult(observe=observe)
     results: dict[str, PerturbationResult] = {}
     try:
         def submit_forced():
@@ -234,13 +249,14 @@ def run(
             results[p["id"]] = PerturbationResult(
                 id=p["id"], title=p["title"], target=p["target"], target_file=patch.display_path,
                 spec_file=p["file"], diff=patch.diff, gates=gates_of[p["id"]], listed=p["gates"], status="not_run",
+                observe=observe,
             )
         result.perturbations = [results[p["id"]] for p in perts]
 
         # 3. stale_only: keep what is current
         todo = list(perts)
         if stale_only:
-            records = evidence.load_all(reports)
+            records = evidence.load_records(records_root)
             todo = []
             for p in perts:
                 mine = {r["gate"]: r for r in records if r["perturbation"] == p["id"]}
@@ -390,27 +406,40 @@ def run(
         result.compute_ok()
         return result
 
-    # 8. evidence
+    if observe:  # an observation expected nothing, so it proves nothing: no evidence (module docstring)
+        emit("evidence", "observation: no evidence written")
+    else:
+        _write_evidence(todo, results, patches, records_root, root, hashes_before, result, emit)
+    result.wall_s = time.perf_counter() - t_start
+    result.compute_ok()
+    return result
+
+
+def observe(perturbations: Iterable[dict], **options) -> RunResult:
+    """Run `perturbations` expecting nothing: which gates go red, and how (run(observe=True))."""
+    return run(perturbations, observe=True, **options)
+
+
+def _write_evidence(todo, results, patches, records_root: Path, root: Path, hashes_before, result: RunResult,
+                    emit) -> None:
+    """Step 8: one record per gate run, and no records left of gates a perturbation no longer runs."""
     vers = evidence.versions()
     now = evidence.utc_now()
     for p in todo:
         pr = results[p["id"]]
         patch = patches[p["id"]]
-        edir = evidence.evidence_dir(reports, p["id"])
+        edir = evidence.record_dir(records_root, p["id"])
         written = set()
         for o in pr.outcomes:
             rec = _record(p, pr, patch, o, root, hashes_before, vers, now)
-            path = evidence.write_record(reports, rec)
+            path = evidence.write_record_in(records_root, rec)
             written.add(path.name)
             result.evidence.append(evidence.rel_to_root(path, root))
         if edir.is_dir():  # records of gates this perturbation no longer runs
             for old in edir.glob("*.json"):
                 if old.name not in written:
                     old.unlink()
-    emit("evidence", f"evidence: {len(result.evidence)} records under {evidence.rel_to_root(reports / evidence.EVIDENCE_DIR, root)}")
-    result.wall_s = time.perf_counter() - t_start
-    result.compute_ok()
-    return result
+    emit("evidence", f"evidence: {len(result.evidence)} records under {evidence.rel_to_root(records_root, root)}")
 
 
 # ---------------------------------------------------------------- helpers

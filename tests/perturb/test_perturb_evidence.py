@@ -81,7 +81,7 @@ def test_changed_target_makes_evidence_stale(main_run, tmp_path):
     target.write_text(target.read_text() + "\n# edited\n")
     for rec in evidence.load_all(repo / "reports"):
         assert not evidence.is_current(rec, repo)
-        assert "target source toysubj/arith.py changed" in evidence.staleness(rec, repo)
+        assert "target source toysubj.arith changed" in evidence.staleness(rec, repo)
     assert evidence.acceptance(repo / "reports", repo)[GATE_ADD]["accepted"] is False
 
 
