@@ -1,16 +1,37 @@
 """`fidelity check --subject X`: someone else's implementation, equation by equation.
 
-The same gates that hold our reference run on the named subject alone. A gate that
-fails there is a FINDING about that implementation (the equation, the gate, the
-reading, the message), not a failure of our CI: the run exits non-zero only with
---strict. Gates the subject cannot drive are 'not run', with the subject's reason.
+The same gates that hold our reference run on the named subject alone. Per equation the
+verdict is one of
+  finding   a gate's own assertion failed on the subject (the gate, the reading, expected and
+            got; a silent cast of the output is one too): a fact about that implementation
+  error     the subject (or the run) raised instead of answering: the exception's type and
+            message; a bare NotImplementedError is one, with the hint to raise NotRun
+  passed    every instance that ran passed, and at least one ran
+  not run   nothing ran: the subject refused every case (NotRun) or lacks the device
+None of these fail our CI: the run exits non-zero only with --strict (on any finding or error).
 """
 from __future__ import annotations
 
-import sys
+import re
 
 from fidelity.check import gates_stage
 from fidelity.subjects import registry
+
+VERDICTS = ("passed", "finding", "error", "not run")
+SHOWN_PER_EQUATION = 5  # findings or errors printed per equation; the rest are in --json
+
+
+def _outcome(entry: dict) -> str:
+    """'finding' or 'error' for a failed entry; rows recorded before errors were told apart
+    carry no outcome, and were all counted as findings then."""
+    if entry.get("outcome") in ("finding", "error"):
+        return entry["outcome"]
+    return "finding" if entry.get("kind", "assertion") == "assertion" else "error"
+
+
+def _reason(text: str) -> str:
+    """'Skipped: not run: no CUDA device' -> 'not run: no CUDA device' (pytest's prefix says nothing)."""
+    return re.sub(r"^Skipped:\s*", "", text) or text
 
 
 def equation_verdicts(cat, gate_rows: list[dict], subject: str) -> list[dict]:
@@ -20,22 +41,69 @@ def equation_verdicts(cat, gate_rows: list[dict], subject: str) -> list[dict]:
         if not gates:
             continue
         per = [(g, g["subjects"][subject]) for g in gates]
-        failed = [(g, s) for g, s in per if s["status"] == "failed"]
-        passed = [(g, s) for g, s in per if s["status"] == "passed"]
-        verdict = "failed" if failed else "passed" if passed else "not run"
+        failed = [(g, f) for g, s in per if s["status"] == "failed" for f in g["failed"]]
         findings = [{"gate": g["gate"], "nodeid": f["nodeid"], "readings": f.get("readings"),
-                     "message": (f.get("message") or "").splitlines()[0] if f.get("message") else ""}
-                    for g, _ in failed for f in g["failed"]]
-        reasons = sorted({r for _, s in per for r in s["not_run_reasons"]})
+                     "message": (f.get("message") or "").splitlines()[0] if f.get("message") else "",
+                     "full_message": f.get("message") or "", "exc_type": f.get("exc_type")}
+                    for g, f in failed if _outcome(f) == "finding"]
+        errors = [{"gate": g["gate"], "nodeid": f["nodeid"], "exc_type": f.get("exc_type") or "error",
+                   "message": f.get("message") or "", "phase": f.get("phase"), "raised_in": f.get("raised_in"),
+                   **({"hint": f["hint"]} if f.get("hint") else {})}
+                  for g, f in failed if _outcome(f) == "error"]
+        passed = sum(s["passed"] for _, s in per)
+        not_run = sum(s["not_run"] for _, s in per)
+        verdict = "finding" if findings else "error" if errors else "passed" if passed else "not run"
+        reasons = sorted({_reason(r) for _, s in per for r in s["not_run_reasons"]})
         rows.append({"equation": eq.id, "paper": eq.paper, "verdict": verdict,
-                     "gates": {g["gate"]: s["status"] for g, s in per}, "findings": findings,
-                     "not_run_reasons": reasons if verdict == "not run" else []})
+                     "gates": {g["gate"]: s["status"] for g, s in per}, "findings": findings, "errors": errors,
+                     "instances": {"passed": passed, "findings": len(findings), "errors": len(errors),
+                                   "not_run": not_run},
+                     "not_run_reasons": reasons})
     return rows
+
+
+def _finding_lines(f: dict) -> list[str]:
+    """The finding's first line in full (our comparisons put got and expected there), and any
+    later line that states an expected or got value (pytest's rewritten asserts put them below)."""
+    lines = [ln.strip() for ln in f["full_message"].splitlines() if ln.strip()]
+    if not lines:
+        return [f"finding  {f['nodeid']}: (no message)"]
+    more = [ln for ln in lines[1:] if re.search(r"\b(expected|got|where|assert)\b", ln, re.IGNORECASE)]
+    return [f"finding  {f['nodeid']}: {lines[0]}", *(f"           {ln}" for ln in more[:4])]
+
+
+def _error_lines(e: dict) -> list[str]:
+    first = next((ln.strip() for ln in e["message"].splitlines() if ln.strip()), "(no message)")
+    where = f" (raised in {e['raised_in']})" if e.get("raised_in") else ""
+    lines = [f"error    {e['nodeid']}: {e['exc_type']}: {first}{where}"]
+    if e.get("hint"):
+        lines.append(f"         {e['hint']}")
+    return lines
+
+
+def text_lines(v: dict) -> list[str]:
+    """One equation of the text report: verdict, then findings, errors and every not-run reason."""
+    lines = [f"  {v['verdict']:8} {v['equation']}"]
+    pad = " " * 11
+    for kind, entries, render in (("findings", v["findings"], _finding_lines), ("errors", v["errors"], _error_lines)):
+        for entry in entries[:SHOWN_PER_EQUATION]:
+            lines += [pad + ln for ln in render(entry)]
+        if len(entries) > SHOWN_PER_EQUATION:
+            lines.append(f"{pad}and {len(entries) - SHOWN_PER_EQUATION} more {kind}; see --json")
+    if v["not_run_reasons"]:
+        n = v["instances"]["not_run"]
+        lines.append(f"{pad}not run ({n} instance{'s' if n != 1 else ''}), for these reasons:")
+        lines += [f"{pad}  - {r}" for r in v["not_run_reasons"]]
+    return lines
 
 
 def run(cat, args, say) -> dict:
     ref, subject = registry.resolve(args.subject)
-    reason = subject.unavailable_reason()
+    try:
+        reason = subject.unavailable_reason()
+    except Exception as exc:  # the adapter's own check broke: nothing ran, say so in one line
+        raise registry.SubjectLoadError(f"subject {subject.name!r} ({ref}): unavailable_reason() raised "
+                                        f"{type(exc).__name__}: {' '.join(str(exc).split())}") from None
     if reason is not None:
         say(f"subject   {subject.name}: NOT RUN: {reason}")
         return {"ok": not args.strict, "subject": subject.name, "reference": ref, "not_run": reason,
@@ -48,15 +116,12 @@ def run(cat, args, say) -> dict:
     rows = gates_stage.summarise(data["items"])
     verdicts = equation_verdicts(cat, rows, subject.name)
     for v in verdicts:
-        say(f"  {v['verdict']:8} {v['equation']}")
-        for f in v["findings"][:3]:
-            say(f"           finding: {f['nodeid']}: {f['message'][:160]}")
-        if v["not_run_reasons"]:
-            say(f"           not run: {v['not_run_reasons'][0][:160]}")
-    failed = sum(1 for v in verdicts if v["verdict"] == "failed")
-    passed = sum(1 for v in verdicts if v["verdict"] == "passed")
-    not_run = sum(1 for v in verdicts if v["verdict"] == "not run")
-    say(f"conformance of {subject.name}: {passed} equations passed, {failed} with findings, {not_run} not run"
-        + ("" if args.strict or not failed else " (findings do not fail this run; use --strict)"))
-    return {"ok": not (args.strict and failed), "subject": subject.name, "reference": ref,
+        for line in text_lines(v):
+            say(line)
+    count = {k: sum(1 for v in verdicts if v["verdict"] == k) for k in VERDICTS}
+    red = count["finding"] + count["error"]
+    say(f"conformance of {subject.name}: {count['passed']} equations passed, {count['finding']} with findings, "
+        f"{count['error']} with errors, {count['not run']} not run"
+        + ("" if args.strict or not red else " (findings and errors do not fail this run; use --strict)"))
+    return {"ok": not (args.strict and red), "subject": subject.name, "reference": ref,
             "equations": verdicts, "gates": rows}

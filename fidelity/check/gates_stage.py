@@ -14,17 +14,20 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
-GATES_DIR = "tests/gates"
+from fidelity import project
 
 
-def run_gate_suite(repo_root: Path = REPO_ROOT, extra_args: tuple[str, ...] = (), env: dict | None = None) -> dict:
+def run_gate_suite(here: project.Project | None = None, extra_args: tuple[str, ...] = (),
+                   env: dict | None = None) -> dict:
+    """The gate suite of `here` (default: the current project) in a child pytest, run from its root."""
+    here = here or project.current()
     with tempfile.TemporaryDirectory(prefix="fidelity-check-") as tmp:
         results = Path(tmp) / "results.json"
-        cmd = [sys.executable, "-m", "pytest", GATES_DIR, "-q", "-p", "no:cacheprovider",
+        cmd = [sys.executable, "-m", "pytest", here.relative(here.gates), "-q", "-p", "no:cacheprovider",
                "-p", "fidelity.perturb.pytest_plugin", "--fidelity-results", str(results), *extra_args]
-        proc = subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True,
-                              env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **(env or {})})
+        proc = subprocess.run(cmd, cwd=here.root, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", project.ROOT_ENV: str(here.root),
+                                   **(env or {})})
         if not results.exists():
             raise RuntimeError(f"the gate suite did not report (exit {proc.returncode}):\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
         data = json.loads(results.read_text())
@@ -33,8 +36,28 @@ def run_gate_suite(repo_root: Path = REPO_ROOT, extra_args: tuple[str, ...] = ()
     return data
 
 
+NOT_A_REFUSAL = ("a bare NotImplementedError is not a refusal: to report a case as not run, raise "
+                 "fidelity.subjects.subject.NotRun(reason)")
+
+
+def failure(it: dict) -> dict:
+    """One failed instance: a FINDING when the gate's own assertion failed (kind "assertion": the
+    subject computed something the gate refutes, a silent cast included), else an ERROR (the
+    subject, or anything else, raised: its type and message are what the user needs)."""
+    finding = it["outcome"] == "failed" and it.get("kind") == "assertion"
+    entry = {"nodeid": it["nodeid"], "message": it.get("message") or "", "readings": it.get("readings"),
+             "outcome": "finding" if finding else "error", "kind": it.get("kind"),
+             "exc_type": it.get("exc_type"), "phase": it.get("phase"), "raised_in": it.get("raised_in")}
+    if not finding and it.get("exc_type") == "NotImplementedError":
+        entry["hint"] = NOT_A_REFUSAL
+    return entry
+
+
 def summarise(items: list[dict]) -> list[dict]:
-    """One row per gate: status, equations, and status per subject."""
+    """One row per gate: status, equations, and status per subject.
+
+    A gate or subject is "failed" when any instance failed, whether by a finding or an error;
+    `findings` and `errors` count the two apart, and each `failed` entry says which it is."""
     gates: dict[str, dict] = {}
     for it in items:
         g = gates.setdefault(it["gate"], {"gate": it["gate"], "equations": set(), "subjects": {},
@@ -42,7 +65,8 @@ def summarise(items: list[dict]) -> list[dict]:
         g["equations"].update(it.get("equations", []))
         g["instances"] += 1
         subject = it.get("subject") or "(no subject)"
-        sub = g["subjects"].setdefault(subject, {"passed": 0, "failed": 0, "not_run": 0, "reasons": set()})
+        sub = g["subjects"].setdefault(subject, {"passed": 0, "failed": 0, "findings": 0, "errors": 0,
+                                                 "not_run": 0, "reasons": set()})
         if it["outcome"] == "passed":
             sub["passed"] += 1
         elif it["outcome"] == "skipped":
@@ -50,15 +74,17 @@ def summarise(items: list[dict]) -> list[dict]:
             sub["reasons"].add(it.get("skip_reason") or "skipped")
             g["not_run"].append(it["nodeid"])
         else:
+            entry = failure(it)
             sub["failed"] += 1
-            g["failed"].append({"nodeid": it["nodeid"], "message": (it.get("message") or "")[:500],
-                                "readings": it.get("readings")})
+            sub["findings" if entry["outcome"] == "finding" else "errors"] += 1
+            g["failed"].append(entry)
     rows = []
     for g in gates.values():
         subjects = {}
         for name, s in sorted(g["subjects"].items()):
             status = "failed" if s["failed"] else "passed" if s["passed"] else "not run"
             subjects[name] = {"status": status, "passed": s["passed"], "failed": s["failed"],
+                              "findings": s["findings"], "errors": s["errors"],
                               "not_run": s["not_run"], "not_run_reasons": sorted(s["reasons"])}
         status = "failed" if g["failed"] else "passed" if any(s["passed"] for s in g["subjects"].values()) else "not run"
         rows.append({"gate": g["gate"], "status": status, "equations": sorted(g["equations"]),

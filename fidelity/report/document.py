@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from fidelity.report.blocks import (Bullets, Code, CodeBlock, Document, Heading, Link, Para, Plot, Strong, Table,
                                     Tag, anchor)
-from fidelity.report.model import FINDING, NOT_PROVIDED, OBSERVED, OBSERVED_STALE, PREDICTED_ONLY, perturbation_key
+from fidelity.report.model import ERROR, FINDING, NOT_PROVIDED, OBSERVED, OBSERVED_STALE, PREDICTED_ONLY, perturbation_key
 
 DASH = "—"
 PLOTS = (
@@ -163,10 +163,11 @@ def _readings_text(readings: dict) -> str:
 
 
 def _finding_rows(t: dict) -> list[tuple]:
-    """One row per (equation, gate) with a finding: its failed instances, and the first one's reading and message."""
+    """One row per (equation, gate) with a finding or an error: its failed instances, and the first one's
+    reading and message."""
     rows = []
     for e in t["equations"]:
-        if e["verdict"] != FINDING:
+        if e["verdict"] not in (FINDING, ERROR):
             continue
         by_gate: dict[str, list[dict]] = {}
         for f in e["findings"]:
@@ -186,18 +187,19 @@ def _third_party(doc: Document, ledger: dict) -> None:
     doc.add(Heading(2, "Findings about third-party subjects", "third-party"))
     doc.add(Para(("Someone else's implementation held to the same gates, each package in a gate run of its own on "
                   "that package alone (", Code("fidelity report --subject NAME"), "; the verdicts are those of ",
-                  Code("fidelity check --subject NAME"), "). A ", Strong("finding"), " is a gate that failed on "
-                  "that package: it is about the package, never a failure of this project, and counts in no verdict "
+                  Code("fidelity check --subject NAME"), "). A ", Strong("finding"), " is a gate whose own assertion "
+                  "failed on that package, an ", Strong("error"), " one where the package raised instead of "
+                  "answering: either is about the package, never a failure of this project, and counts in no verdict "
                   "of ours (not in the summary, the acceptance of a gate, or any exit code).")))
     if not third:
         doc.add(Para("No third-party subject was run."))
         return
     doc.add(Table(("subject", "reference", "package versions", "available here", "gates run",
-                   "equations passed", "with findings", "not run"),
+                   "equations passed", "with findings", "with errors", "not run"),
                   tuple((Link(t["name"], "#" + anchor("third-party", t["name"])), Code(t["reference"] or DASH),
                          ", ".join(f"{d} {v}" for d, v in t["versions"].items()) or DASH,
                          "yes" if t["available"] else f"no: {t['reason']}", str(t["gates"]), str(t["passed"]),
-                         str(t["findings"]), str(t["not_run"])) for t in third)))
+                         str(t["findings"]), str(t.get("errors", 0)), str(t["not_run"])) for t in third)))
     for t in third:
         doc.add(Heading(3, f"Findings about {t['name']} (third party)", anchor("third-party", t["name"])))
         doc.add(Para((Code(t["name"]), ": " + (t["description"] or "no description") + ".")))

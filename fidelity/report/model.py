@@ -37,7 +37,7 @@ SURVIVED = "survived"
 SKIPPED = "skipped"
 OBSERVED, OBSERVED_STALE, PREDICTED_ONLY = "OBSERVED", "OBSERVED, STALE", "PREDICTED ONLY"
 IMPLEMENTED = ("implemented", "deviates")
-FINDING, NOT_PROVIDED = "finding", "not provided"   # a third-party subject's cells
+FINDING, ERROR, NOT_PROVIDED = "finding", "error", "not provided"   # a third-party subject's cells
 
 
 # ---------------------------------------------------------------- small helpers
@@ -358,8 +358,8 @@ def _third_party(cat, gate_run: dict | None) -> list[dict] | None:
     """Each third-party subject's conformance, equation by equation (None: the run has no such key).
 
     The verdicts are fidelity.check.conformance.equation_verdicts, the ones `fidelity check
-    --subject` prints, with 'failed' said as 'finding': a finding is about that package and
-    counts in no verdict of ours.
+    --subject` prints (passed / finding / error / not run): a finding or an error is about
+    that package and counts in no verdict of ours.
     """
     if gate_run is None or "third_party" not in gate_run:
         return None
@@ -371,13 +371,17 @@ def _third_party(cat, gate_run: dict | None) -> list[dict] | None:
         recorded = {f["nodeid"]: f for r in rows for f in r.get("failed", [])}
         equations = []
         for v in equation_verdicts(cat, rows, run["name"]):
+            # a finding (the gate's assertion) and an error (the package raised) are both about the
+            # package; each keeps its outcome so the page can say which it was
             findings = [{"gate": f["gate"], "nodeid": f["nodeid"], "instance": _instance(f["nodeid"]),
+                         "outcome": outcome,
                          "kind": recorded.get(f["nodeid"], {}).get("kind"),
                          "exc_type": recorded.get(f["nodeid"], {}).get("exc_type"),
-                         "readings": dict(sorted((f.get("readings") or {}).items())), "message": f["message"]}
-                        for f in v["findings"]]
+                         "readings": dict(sorted((f.get("readings") or {}).items())),
+                         "message": f["message"].splitlines()[0] if f["message"] else ""}
+                        for outcome, group in ((FINDING, v["findings"]), (ERROR, v["errors"])) for f in group]
             equations.append({"equation": v["equation"], "paper": v["paper"],
-                              "verdict": FINDING if v["verdict"] == "failed" else v["verdict"],
+                              "verdict": v["verdict"],
                               "gates": dict(sorted(v["gates"].items())), "findings": findings,
                               "not_run_reasons": sorted({_strip_skip(r) for r in v["not_run_reasons"]})})
         verdicts = Counter(e["verdict"] for e in equations)
@@ -387,6 +391,7 @@ def _third_party(cat, gate_run: dict | None) -> list[dict] | None:
                     "collect_errors": len(run.get("collect_errors") or []), "gates": len(rows),
                     "gates_with_findings": sum(1 for r in rows if r.get("status") == "failed"),
                     "passed": verdicts.get("passed", 0), "findings": verdicts.get(FINDING, 0),
+                    "errors": verdicts.get(ERROR, 0),
                     "not_run": verdicts.get("not run", 0), "equations": equations})
     return sorted(out, key=lambda t: t["name"])
 

@@ -112,7 +112,7 @@ def _user_catalogue(tmp_path, find):
     f = tmp_path / "mine.yaml"
     f.write_text(
         "perturbations:\n"
-        "  - id: P1\n"
+        "  - id: my-defect\n"
         "    title: my defect\n"
         "    target: fidelity.impl.torch.sinkhorn\n"
         "    edits:\n"
@@ -125,14 +125,14 @@ def test_perturb_file_with_a_pattern_matching_nothing(tmp_path, capsys):
     from fidelity.perturb import launch
 
     code, _, err = run_cli(capsys, "perturb", "--file", str(_user_catalogue(tmp_path, "no such text anywhere")))
-    assert code == 2 and "P1" in err and "sinkhorn.py" in err and "no such text anywhere" in err
+    assert code == 2 and "my-defect" in err and "sinkhorn.py" in err and "no such text anywhere" in err
     # the error stopped the run's other groups, and only that run: later runs in this process may start children
     assert not launch._stopped.is_set()
 
 
 def test_perturb_file_with_a_pattern_matching_several_places(tmp_path, capsys):
     code, _, err = run_cli(capsys, "perturb", "--file", str(_user_catalogue(tmp_path, "import")))
-    assert code == 2 and "P1" in err and "'import'" in err
+    assert code == 2 and "my-defect" in err and "'import'" in err
 
 
 def test_perturb_malformed_file_is_the_loaders_error(tmp_path, capsys):
@@ -151,3 +151,19 @@ def test_check_subject_whose_gate_run_breaks_is_red_with_the_reason(capsys, monk
                         lambda *a, **k: {"items": [], "returncode": 3, "output_tail": "INTERNALERROR> boom"})
     code, _, err = run_cli(capsys, "check", "--subject", "pot")
     assert code == 1 and "did not complete" in err and "INTERNALERROR> boom" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("ref, says", [
+    ("os.path:join", "'os.path:join': calling join() to get a Subject raised TypeError"),      # a callable that raises
+    ("os:getcwd", "'os:getcwd' is a str, not a fidelity.subjects.subject.Subject"),            # returns something else
+    ("nope:X", "'nope:X': module 'nope' does not import: ModuleNotFoundError"),
+    ("fidelity.subjects.registry:Missing", "module 'fidelity.subjects.registry' has no attribute 'Missing'"),
+    ("no-such-package", "no subject named 'no-such-package'; known: torch"),
+    ("broken_on_import_for_fidelity:SUBJECT", "does not import: RuntimeError: boom at import"),
+])
+def test_check_bad_subject_reference_is_one_line_and_exit_2(ref, says, capsys, tmp_path, monkeypatch):
+    (tmp_path / "broken_on_import_for_fidelity.py").write_text("raise RuntimeError('boom at import')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, _, err = run_cli(capsys, "check", "--subject", ref)
+    assert code == 2 and says in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("fidelity check: error: ")

@@ -4,7 +4,6 @@ in the subject matrix and a section of findings about it; a recorded run renders
 running anything; findings change no exit code and nothing of ours; bad input is exit 2."""
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import textwrap
@@ -17,7 +16,7 @@ from fidelity.report import document, gaterun, html, markdown
 
 FAKE_SUBJECT = textwrap.dedent('''\
     """A toy third-party package: its `double` triples, and it refuses float64."""
-    from fidelity.subjects.subject import NotRun, Subject
+    from fidelity.subjects.subject import Capability, NotRun, Subject
 
 
     def double(x, *, dtype="f32"):
@@ -27,7 +26,8 @@ FAKE_SUBJECT = textwrap.dedent('''\
 
 
     SUBJECT = Subject(name="toypkg", description="a toy package whose double triples",
-                      mechanisms={"sinkhorn": double}, backward_routes={"sinkhorn": ("autograd",)},
+                      mechanisms={"sinkhorn": double},
+                      capabilities={"sinkhorn": Capability(("float32",), ("cpu",), ("autograd",))},
                       unavailable_reason=lambda: None, modules={"sinkhorn": ("toy_tp_subject",)})
     ''')
 
@@ -68,12 +68,10 @@ FAKE_GATES = textwrap.dedent('''\
 
 
 def _cli(argv: list[str]) -> int:
-    from fidelity.commands import report_cmd
+    """`fidelity report ...` as a user runs it, on the project found from the working directory."""
+    from fidelity.cli import main
 
-    parser = argparse.ArgumentParser(prog="fidelity")
-    report_cmd.add_parser(parser.add_subparsers(dest="verb"))
-    args = parser.parse_args(["report", *argv])
-    return args.run(args)
+    return main(["report", *argv])
 
 
 def _tp_row(gate, eqs, name, status, *, passed=0, failed=(), not_run=0, reasons=()):
@@ -121,7 +119,7 @@ def test_a_finding_and_a_not_run_of_a_package_show_in_the_matrix_and_the_finding
     section = text.split("## Findings about third-party subjects", 1)[1].split("\n## ", 1)[0]
     assert "never a failure of this project" in section
     summary = {r[0]: r for r in md_table(section, "counts in no verdict")[1:]}
-    assert summary["[toypkg](#third-party-toypkg)"][2:] == ["toy-pkg 1.2", "yes", "2", "0", "1", "1"]
+    assert summary["[toypkg](#third-party-toypkg)"][2:] == ["toy-pkg 1.2", "yes", "2", "0", "1", "0", "1"]  # passed, findings, errors, not run
     assert summary["[absent](#third-party-absent)"][3] == "no: package absent not installed"
     findings = md_table(section, "### Findings about toypkg (third party)")
     assert findings[0] == ["equation", "gate", "failed instances", "failed by", "reading", "message"]
@@ -134,8 +132,6 @@ def test_a_finding_and_a_not_run_of_a_package_show_in_the_matrix_and_the_finding
 
 
 def test_findings_count_in_nothing_of_ours_and_change_no_exit_code(toy, tmp_path, monkeypatch):
-    from fidelity.commands import report_cmd
-
     plain, with_tp = ledger_of(toy, gate_run_record(), "r"), ledger_of(toy, third_party_record(), "r")
     assert "third_party" not in plain and "third_party" not in plain["papers"][0]["subject_matrix"]
     assert [t["name"] for t in with_tp["third_party"]] == ["absent", "toypkg"]
@@ -149,7 +145,7 @@ def test_findings_count_in_nothing_of_ours_and_change_no_exit_code(toy, tmp_path
     assert [r["cells"] for r in m_tp["rows"]] == [r["cells"] for r in m_plain["rows"]]
     assert "Findings about third-party" not in markdown.render(document.build(plain))
 
-    monkeypatch.setattr(report_cmd, "REPO_ROOT", toy.root)
+    monkeypatch.chdir(toy.root)  # the toy is the project
     common, out = toy.report_args(tmp_path, third_party_record())
     assert _cli(common) == 0                                                # a finding is not red
     assert "**finding** 1 of 1 gates" in (out / "LEDGER.md").read_text()
@@ -167,12 +163,10 @@ def test_report_subject_runs_the_package_alone_and_a_recorded_run_renders_the_sa
                                                                                    capsys):
     """A real child gate run on a fake package (our own suite is stubbed): only the package's instances are
     kept, the finding carries its reading, and --check --gates-from on the record gives the same bytes."""
-    from fidelity.commands import report_cmd
-
     (toy.root / "toy_tp_subject.py").write_text(FAKE_SUBJECT)
     (toy.root / "tests" / "gates" / "test_toy_tp.py").write_text(FAKE_GATES)
     monkeypatch.syspath_prepend(str(toy.root))
-    monkeypatch.setattr(report_cmd, "REPO_ROOT", toy.root)
+    monkeypatch.chdir(toy.root)  # the toy is the project
     monkeypatch.setattr(gaterun, "run", lambda root, fixtures, say: copy.deepcopy(gate_run_record()))
     out = tmp_path / "out"
     common = ["--specs", str(toy.specs), "--reports", str(toy.reports), "--out", str(out),
@@ -220,3 +214,21 @@ def test_bad_subject_input_is_exit_2_and_writes_nothing(tmp_path, capsys, argv, 
     if "no-such-package" in argv:
         assert "pot" in err and "hyper-connections" in err and "attn-res" in err
     assert not out.exists()
+
+
+def test_a_package_that_raises_is_an_error_in_the_ledger_not_a_finding(toy):
+    record = third_party_record()
+    toypkg = record["third_party"][1]
+    raised = {"nodeid": G_INC + "[toypkg-cpu-f32]", "kind": "other", "exc_type": "ValueError", "readings": {},
+              "phase": "call", "raised_in": "toy_pkg/ops.py:12", "message": "ValueError: n must be at most 4"}
+    toypkg["gates"][1] = _tp_row(G_INC, ["toy.eq3"], "toypkg", "failed", failed=[raised])
+    ledger = ledger_of(toy, record, "recorded run")
+    tp = next(t for t in ledger["third_party"] if t["name"] == "toypkg")
+    assert (tp["findings"], tp["errors"]) == (1, 1)
+    eq3 = next(e for e in tp["equations"] if e["equation"] == "toy.eq3")
+    assert eq3["verdict"] == "error" and [f["outcome"] for f in eq3["findings"]] == ["error"]
+    text = markdown.render(document.build(ledger))
+    rows = md_table(text, "### Findings about toypkg (third party)")
+    by_equation = {r[0]: r for r in rows[1:]}
+    assert by_equation["`toy.eq3`"][3] == "raised ValueError" and "n must be at most 4" in by_equation["`toy.eq3`"][5]
+    assert by_equation["`toy.eq1`"][3] == "the gate's assertion"

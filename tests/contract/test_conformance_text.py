@@ -1,0 +1,30 @@
+"""The text conformance report keeps what a reader needs: expected and got, every not-run reason, errors."""
+from fidelity.check.conformance import SHOWN_PER_EQUATION, text_lines
+
+LONG = ("M(t_max) at n = 16: 3 of 256 elements differ beyond 24 x eps(float32) = 2.86e-06 relative, floor 1; "
+        "worst at index (3, 4): got 0.062500123456789, expected 0.0624999999999, |diff| 1.2e-07, relative 2e-06")
+
+
+def _equation(findings=0, errors=0, reasons=()):
+    return {"equation": "mhc.eq9", "verdict": "finding" if findings else "error" if errors else "passed",
+            "findings": [{"nodeid": f"g[{i}]", "full_message": LONG + "\nsecond line", "message": LONG}
+                         for i in range(findings)],
+            "errors": [{"nodeid": f"e[{i}]", "exc_type": "ValueError", "message": "bad n\nmore",
+                        "raised_in": "pkg/ops.py:3"} for i in range(errors)],
+            "instances": {"not_run": len(reasons)}, "not_run_reasons": list(reasons)}
+
+
+def test_a_long_finding_keeps_expected_and_got():
+    text = "\n".join(text_lines(_equation(findings=1)))
+    assert "got 0.062500123456789, expected 0.0624999999999" in text and len(LONG) > 160
+
+
+def test_every_distinct_not_run_reason_is_listed():
+    text = "\n".join(text_lines(_equation(reasons=("not run: no CUDA device", "no 'manual' backward", "no float16"))))
+    assert all(r in text for r in ("no CUDA device", "no 'manual' backward", "no float16"))
+
+
+def test_errors_show_type_message_and_where_and_overflow_points_to_json():
+    lines = text_lines(_equation(errors=SHOWN_PER_EQUATION + 2))
+    assert "ValueError: bad n (raised in pkg/ops.py:3)" in lines[1]
+    assert lines[-1].strip() == "and 2 more errors; see --json"
