@@ -87,6 +87,17 @@ def install(module: str, filename: str, source: str) -> PatchedSourceFinder:
     return finder
 
 
+def put_first() -> None:
+    """Move every patch finder back to the front of sys.meta_path. pytest puts its assertion
+    rewriter first when it configures, and it rewrites every module of a distribution that
+    registers a pytest plugin (fidelity does): without this, the rewriter would load the
+    target from disk and the patch would never be served."""
+    finders = [f for f in sys.meta_path if isinstance(f, PatchedSourceFinder)]
+    for finder in finders:
+        sys.meta_path.remove(finder)
+    sys.meta_path[:0] = finders
+
+
 def uninstall(finder: PatchedSourceFinder) -> None:
     """Remove the finder (tests use this; a child simply exits)."""
     if finder in sys.meta_path:

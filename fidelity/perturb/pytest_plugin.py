@@ -105,6 +105,15 @@ def pytest_addoption(parser):
                     help="run a gate's instances in node-id order and skip the rest once one fails by assertion")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """Before any conftest or test module imports a perturbation target: the patch's finder
+    goes ahead of the assertion rewriter pytest has just installed."""
+    from fidelity.perturb import import_hook
+
+    import_hook.put_first()
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "gate(equations, targets): a fidelity gate checking equations on target modules")
     config.addinivalue_line("markers", "gate_targets(*modules): more target modules of a fidelity gate")
