@@ -25,6 +25,8 @@ from typing import Any, Callable, Iterator
 
 import torch
 
+from fidelity.gates import within_capability
+
 
 class OutputContractViolation(AssertionError):
     """A subject's output changed dtype or device from its input's: a finding about the subject."""
@@ -110,18 +112,21 @@ def check_outputs(where: str, inputs: Any, output: Any, *, dtype: torch.dtype | 
 class _CheckedCallable:
     """A subject's function mechanism or module factory, with its outputs checked."""
 
-    def __init__(self, fn: Callable, mechanism: str, subject: str):
+    def __init__(self, fn: Callable, mechanism: str, subject: str, capability=None):
         self.__wrapped__ = fn
         self._mechanism = mechanism
         self._subject = subject
+        self._capability = capability
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args, **kwargs):
+        within_capability.require(self._capability, self._where(), (args, kwargs),
+                                  dtype=kwargs.get("dtype"), device=kwargs.get("device"))
         with _Outermost() as outermost:
             out = self.__wrapped__(*args, **kwargs)
         if isinstance(out, torch.nn.Module):  # a factory: the module carries the check
-            return checked_module(out, self._mechanism, self._subject,
-                                  dtype=kwargs.get("dtype"), device=kwargs.get("device"))
+            return checked_module(out, self._mechanism, self._subject, dtype=kwargs.get("dtype"),
+                                  device=kwargs.get("device"), capability=self._capability)
         if outermost:
             check_outputs(self._where(), (args, kwargs), out)
         return out
@@ -161,7 +166,7 @@ _classes: dict[tuple[type, str, str], type] = {}
 _CONTRACT = "_fidelity_output_contract"
 
 
-def _checked_class(cls: type, mechanism: str, subject: str) -> type:
+def _checked_class(cls: type, mechanism: str, subject: str, capability=None) -> type:
     """A subclass of cls (same name) whose __call__ and declared methods check their outputs, and
     whose __init__ keeps the `dtype=` / `device=` it was asked for.
 
@@ -169,7 +174,7 @@ def _checked_class(cls: type, mechanism: str, subject: str) -> type:
     subject returned, so the recorder sees the gate's assertion and not an error inside torch.
     The class keeps cls's signature, type hints and attributes, so a gate may introspect it.
     """
-    key = (cls, mechanism, subject)
+    key = (cls, mechanism, subject, capability)
     if key in _classes:
         return _classes[key]
     where = f"{mechanism} (subject {subject})"
@@ -177,6 +182,7 @@ def _checked_class(cls: type, mechanism: str, subject: str) -> type:
     def wrap(name: str, original: Callable) -> Callable:
         @functools.wraps(original)
         def method(self, *args, **kwargs):
+            within_capability.require(capability, where, (args, kwargs))
             with _Outermost() as outermost:
                 out = original(self, *args, **kwargs)
             if outermost:
@@ -190,6 +196,8 @@ def _checked_class(cls: type, mechanism: str, subject: str) -> type:
 
     @functools.wraps(original_init)
     def __init__(self, *args, **kwargs):
+        within_capability.require(capability, where, (args, kwargs), dtype=kwargs.get("dtype"),
+                                  device=kwargs.get("device"))
         original_init(self, *args, **kwargs)
         dtype = kwargs.get("dtype")
         # through __dict__: no parameter, buffer or submodule, just what the factory was asked for
@@ -206,20 +214,22 @@ def _checked_class(cls: type, mechanism: str, subject: str) -> type:
     return _classes[key]
 
 
-def checked_module(module: torch.nn.Module, mechanism: str, subject: str, *, dtype=None, device=None) -> torch.nn.Module:
+def checked_module(module: torch.nn.Module, mechanism: str, subject: str, *, dtype=None, device=None,
+                   capability=None) -> torch.nn.Module:
     """The same module object, its class swapped for a checking subclass (isinstance still holds)."""
     cls = type(module)
     if not getattr(cls, "_fidelity_checked", False):
-        module.__class__ = _checked_class(cls, mechanism, subject)
+        module.__class__ = _checked_class(cls, mechanism, subject, capability)
     module.__dict__[_CONTRACT] = {"dtype": dtype if isinstance(dtype, torch.dtype) else None, "device": device}
     return module
 
 
-def checked_mechanism(fn: Callable, mechanism: str, subject: str) -> Callable:
-    """A module class -> its checking subclass; any other callable -> a checking wrapper."""
+def checked_mechanism(fn: Callable, mechanism: str, subject: str, capability=None) -> Callable:
+    """A module class -> its checking subclass; any other callable -> a checking wrapper. With a
+    Capability, a call outside its dtypes or devices is NotRun before the subject runs."""
     if isinstance(fn, type) and issubclass(fn, torch.nn.Module):
-        return _checked_class(fn, mechanism, subject)
-    return _CheckedCallable(fn, mechanism, subject)
+        return _checked_class(fn, mechanism, subject, capability)
+    return _CheckedCallable(fn, mechanism, subject, capability)
 
 
 class CheckedSubject:
@@ -229,7 +239,8 @@ class CheckedSubject:
         self._subject = subject
 
     def get(self, mechanism: str) -> Callable:
-        return checked_mechanism(self._subject.get(mechanism), mechanism, self._subject.name)
+        return checked_mechanism(self._subject.get(mechanism), mechanism, self._subject.name,
+                                 self._subject.capabilities.get(mechanism))
 
     @property
     def unchecked(self):

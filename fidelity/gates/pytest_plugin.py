@@ -63,10 +63,15 @@ def pytest_generate_tests(metafunc):
     cuda = _cuda_available()
     params = []
     for subject in subjects_for(mechanism):
+        declared = subject.capabilities[mechanism].devices
         for device in DEVICES:
-            # a device this machine lacks is known at collection: marked there, so a runner can
-            # leave the instance out rather than start it only to skip it
-            marks = [] if device != "cuda" or cuda else [pytest.mark.skip(reason=NO_CUDA)]
+            # a device this machine lacks, or the subject does not declare, is known at collection:
+            # marked there, so a runner can leave the instance out rather than start it only to skip it
+            if device not in declared:
+                marks = [pytest.mark.skip(reason=f"not run: subject {subject.name} declares devices "
+                                                 f"{', '.join(declared)} for {mechanism}")]
+            else:
+                marks = [] if device != "cuda" or cuda else [pytest.mark.skip(reason=NO_CUDA)]
             params.append(pytest.param((subject, device), id=f"{subject.name}-{device}", marks=marks))
     if not params:
         params = [pytest.param(None, id="no-subject",
