@@ -21,11 +21,12 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import torch
 
 from fidelity.gates import within_capability
+from fidelity.gates.tensors import floating_tensors
 
 
 class OutputContractViolation(AssertionError):
@@ -47,19 +48,6 @@ class _Outermost:
         _state.depth -= 1
 
 
-def _tensors(obj: Any) -> Iterator[torch.Tensor]:
-    """Every floating tensor in obj, looking into tuples, lists and dict values (a trace of dicts)."""
-    if isinstance(obj, torch.Tensor):
-        if obj.is_floating_point():
-            yield obj
-    elif isinstance(obj, (tuple, list)):
-        for x in obj:
-            yield from _tensors(x)
-    elif isinstance(obj, dict):
-        for x in obj.values():
-            yield from _tensors(x)
-
-
 def _name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
@@ -77,8 +65,8 @@ def check_outputs(where: str, inputs: Any, output: Any, *, dtype: torch.dtype | 
     `dtype` / `device` (a factory's keywords); where neither exists, nothing is checked.
     Mixed input dtypes (or devices) admit any of them: which one wins is the mechanism's contract.
     """
-    ins = list(_tensors(inputs))
-    outs = list(_tensors(output))
+    ins = list(floating_tensors(inputs))
+    outs = list(floating_tensors(output))
     if not outs:
         return
     if ins:

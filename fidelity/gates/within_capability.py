@@ -12,28 +12,17 @@ from typing import Any
 
 import torch
 
+from fidelity.gates.tensors import floating_tensors
 from fidelity.mechanisms import Capability, NotRun
 from fidelity.mechanisms.capability import device_type, dtype_name
-
-
-def _floating(obj: Any):
-    if isinstance(obj, torch.Tensor):
-        if obj.is_floating_point():
-            yield obj
-    elif isinstance(obj, (tuple, list)):
-        for x in obj:
-            yield from _floating(x)
-    elif isinstance(obj, dict):
-        for x in obj.values():
-            yield from _floating(x)
 
 
 def require(capability: Capability | None, where: str, inputs: Any, *, dtype=None, device=None) -> None:
     """NotRun when a floating input, or the dtype / device asked of a factory, lies outside `capability`."""
     if capability is None:
         return
-    dtypes = {dtype_name(t.dtype) for t in _floating(inputs)}
-    devices = {t.device.type for t in _floating(inputs)}
+    dtypes = {dtype_name(t.dtype) for t in floating_tensors(inputs)}
+    devices = {t.device.type for t in floating_tensors(inputs)}
     if isinstance(dtype, torch.dtype):
         dtypes.add(dtype_name(dtype))
     if device is not None:
