@@ -23,7 +23,9 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from fidelity import project
+
+ROOT = project.find().activate().root  # run from this repository (or under it), installed any way
 SUBJECTS_REF = "fidelity.subjects.triton_kernels:SUBJECT"
 
 # (name, argv after the interpreter, time limit in seconds, log file): 270 + 60 + 75 + 60 = 465 s < 8 min

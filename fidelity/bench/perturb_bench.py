@@ -27,7 +27,9 @@ from fidelity.commands.perturb_cmd import expand_ids
 from fidelity.perturb import locate, patching
 from fidelity.spec import load_catalogue
 
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+from fidelity import project
+
+REPO_ROOT = project.find().activate().root  # the project this benchmark runs in (the working directory's)
 
 
 def time_runner(selection: list[str], workdir: Path, cold: bool = False) -> tuple[float, int]:
