@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     for verb in VERBS:
         verb.add_parser(sub)
     for verb_parser in sub.choices.values():  # `fidelity check --root DIR` as well as `fidelity --root DIR check`
-        verb_parser.add_argument("--root", metavar="DIR", default=argparse.SUPPRESS, help=ROOT_HELP)
+        if verb_parser.get_default("needs_project") is not False:  # init makes a project: it has no root yet
+            verb_parser.add_argument("--root", metavar="DIR", default=argparse.SUPPRESS, help=ROOT_HELP)
     return parser
 
 

@@ -37,6 +37,10 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from fidelity import fixture_store, project, scaffold
 
+    if getattr(args, "root", None):
+        print("fidelity init: error: --root names an existing project; init writes a new one into DIR",
+              file=sys.stderr)
+        return EXIT_USAGE
     name = args.name or scaffold.package_name(args.directory)
     try:
         written = scaffold.write(args.directory, name)
