@@ -25,7 +25,6 @@ from pathlib import Path
 
 from fidelity import project
 
-ROOT = project.find().activate().root  # run from this repository (or under it), installed any way
 SUBJECTS_REF = "fidelity.subjects.triton_kernels:SUBJECT"
 
 # (name, argv after the interpreter, time limit in seconds, log file): 270 + 60 + 75 + 60 = 465 s < 8 min
@@ -88,7 +87,7 @@ def run_step(name: str, cmd: list[str], limit: int, log: Path, env: dict[str, st
         f.write("$ " + " ".join(cmd) + "\n")
         f.flush()
         try:
-            code = subprocess.run(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT, timeout=limit).returncode
+            code = subprocess.run(cmd, cwd=project.current().root, env=env, stdout=f, stderr=subprocess.STDOUT, timeout=limit).returncode
             timed_out = False
         except subprocess.TimeoutExpired:
             code, timed_out = None, True
@@ -101,6 +100,7 @@ def run_step(name: str, cmd: list[str], limit: int, log: Path, env: dict[str, st
 
 
 def main(argv: list[str] | None = None) -> int:
+    project.find().activate()  # the project of the working directory; its children learn it too
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out", type=Path, help="output directory (created)")
     p.add_argument("--steps", nargs="+", choices=[s[0] for s in STEPS], help="run only these steps")

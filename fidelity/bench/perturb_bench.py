@@ -29,7 +29,6 @@ from fidelity.spec import load_catalogue
 
 from fidelity import project
 
-REPO_ROOT = project.find().activate().root  # the project this benchmark runs in (the working directory's)
 
 
 def time_runner(selection: list[str], workdir: Path, cold: bool = False) -> tuple[float, int]:
@@ -37,27 +36,28 @@ def time_runner(selection: list[str], workdir: Path, cold: bool = False) -> tupl
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "fidelity", "perturb", *selection, "--reports", str(workdir / "reports"),
                            "--json", *(["--cold-start"] if cold else [])],
-                          cwd=REPO_ROOT, capture_output=True, text=True, env=env)
+                          cwd=project.current().root, capture_output=True, text=True, env=env)
     return time.perf_counter() - start, proc.returncode
 
 
 def time_naive(perturbations: list[dict], workdir: Path) -> float:
-    search = locate.child_search_path(str(REPO_ROOT))
+    search = locate.child_search_path(str(project.current().root))
     start = time.perf_counter()
     for p in perturbations:
         path = locate.find_source(p["target"], search)
         patch = patching.make_patch(p["id"], p["target"], path, p["edits"])
         job = {"mode": "run", "args": ["tests/gates"], "results": str(workdir / f"{p['id']}.json"),
-               "rootdir": str(REPO_ROOT),
+               "rootdir": str(project.current().root),
                "patch": {"perturbation": p["id"], "module": p["target"], "path": path, "source": patch.patched}}
         job_file = workdir / f"{p['id']}.job.json"
         job_file.write_text(json.dumps(job))
-        subprocess.run([sys.executable, "-m", "fidelity.perturb.child", str(job_file)], cwd=REPO_ROOT,
+        subprocess.run([sys.executable, "-m", "fidelity.perturb.child", str(job_file)], cwd=project.current().root,
                        capture_output=True, text=True)
     return time.perf_counter() - start
 
 
 def main(argv: list[str] | None = None) -> int:
+    project.find().activate()  # the project of the working directory; its children learn it too
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("ids", nargs="*", default=["P1..P5"])
     parser.add_argument("--all", action="store_true", help="time the whole catalogue with the runner")

@@ -1,5 +1,6 @@
 """A subject is asked only for what its Capability declares: other dtypes and devices are not run,
 with the declaration as the reason, before the subject is called."""
+import os
 import subprocess
 import sys
 import textwrap
@@ -7,6 +8,7 @@ import textwrap
 import pytest
 import torch
 
+from fidelity import project
 from fidelity.gates.output_contract import checked
 from fidelity.mechanisms import Capability, NotRun
 from fidelity.subjects.subject import Subject
@@ -76,8 +78,9 @@ def test_a_device_outside_the_capability_is_not_run_at_collection(tmp_path):
             x = torch.zeros(2, device=device)
             assert torch.equal(subject.get("sinkhorn")(x), torch.ones(2, device=device))
     """))
+    env = {k: v for k, v in os.environ.items() if k != project.ROOT_ENV}  # the toy is found from its directory
     proc = subprocess.run([sys.executable, "-m", "pytest", "tests/gates", "-q", "-rs", "-p", "no:cacheprovider"],
-                          cwd=tmp_path, capture_output=True, text=True)
+                          cwd=tmp_path, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stdout[-2000:]
     assert "1 passed, 1 skipped" in proc.stdout
     assert "not run: subject cpu-only declares devices cpu for sinkhorn" in proc.stdout
