@@ -8,11 +8,12 @@ import argparse
 import sys
 
 from fidelity import __version__, project
-from fidelity.commands import check_cmd, fixtures_cmd, init_cmd, list_cmd, perturb_cmd, report_cmd, show_cmd
+from fidelity.commands import (check_cmd, discover_cmd, fixtures_cmd, init_cmd, list_cmd, perturb_cmd, report_cmd,
+                               show_cmd)
 from fidelity.commands.common import EXIT_USAGE
 from fidelity.spec import SpecError
 
-VERBS = (init_cmd, list_cmd, show_cmd, check_cmd, fixtures_cmd, perturb_cmd, report_cmd)
+VERBS = (init_cmd, list_cmd, show_cmd, check_cmd, fixtures_cmd, perturb_cmd, discover_cmd, report_cmd)
 ROOT_HELP = ("the project's root directory (default: the nearest directory, from here upward, holding "
              "fidelity.toml or a pyproject.toml with [tool.fidelity])")
 

@@ -13,6 +13,8 @@ The job (written by the runner) is a JSON object:
                 else (a warm child inherits the zygote's environment, shared by every run)
   stop_gate_when_red  optional: instances run in node-id order and a gate's remaining
                 instances are skipped once one has failed by assertion (perturbation children)
+  stop_when_any_red   optional: every remaining instance is skipped once any gate has
+                failed by assertion (blind-spot discovery: one killing gate is enough)
 
 With a patch, the import hook is installed before pytest (or anything else)
 can import the target, so every import of the target inside this process gets
@@ -50,6 +52,8 @@ def pytest_args(job: dict, keep_file: str | None = None) -> list[str]:
         args += ["--fidelity-keep", keep_file]
     if job.get("stop_gate_when_red"):
         args.append("--fidelity-stop-gate-when-red")
+    if job.get("stop_when_any_red"):
+        args.append("--fidelity-stop-when-any-red")
     if job.get("mode") == "collect":
         args.append("--collect-only")
     args += list(job.get("extra_args") or [])

@@ -49,6 +49,7 @@ FIXTURES_ENV = "FIDELITY_PERTURB_FIXTURES"
 SUBJECT_ENV = "FIDELITY_PERTURB_SUBJECT_FILES"  # os.pathsep-separated
 MESSAGE_LIMIT = 2000
 ALREADY_RED = "not run: an earlier instance of this gate already failed by its own assertion"
+ANOTHER_RED = "not run: another gate already failed by its own assertion"
 FORMAT = 1
 
 _ASSERTION_LIBRARIES = tuple(
@@ -103,6 +104,9 @@ def pytest_addoption(parser):
                     help="a JSON list of node ids: every other collected test is deselected (run mode)")
     group.addoption("--fidelity-stop-gate-when-red", action="store_true", default=False,
                     help="run a gate's instances in node-id order and skip the rest once one fails by assertion")
+    group.addoption("--fidelity-stop-when-any-red", action="store_true", default=False,
+                    help="skip every remaining instance once any gate fails by assertion (blind-spot discovery "
+                         "needs one killing gate, not all of them)")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -127,7 +131,8 @@ def pytest_configure(config):
         subjects += [p for p in os.environ[SUBJECT_ENV].split(os.pathsep) if p]
     recorder = Recorder(mode, results, fixtures, subjects, rootdir=str(config.rootpath),
                         keep=_read_keep(config.getoption("--fidelity-keep")),
-                        stop_gate_when_red=config.getoption("--fidelity-stop-gate-when-red"))
+                        stop_gate_when_red=config.getoption("--fidelity-stop-gate-when-red"),
+                        stop_when_any_red=config.getoption("--fidelity-stop-when-any-red"))
     config.pluginmanager.register(recorder, "fidelity-perturb-recorder")
 
 
@@ -147,11 +152,12 @@ def _audit(event, args):
 
 class Recorder:
     def __init__(self, mode: str, results: str, fixtures: str | None, subject_files: list[str], rootdir: str | None = None,
-                 keep: set[str] | None = None, stop_gate_when_red: bool = False):
+                 keep: set[str] | None = None, stop_gate_when_red: bool = False, stop_when_any_red: bool = False):
         global _ACTIVE, _AUDIT_INSTALLED
         self.mode = mode
         self.keep = keep
-        self.stop_gate_when_red = stop_gate_when_red
+        self.stop_gate_when_red = stop_gate_when_red or stop_when_any_red
+        self.stop_when_any_red = stop_when_any_red
         self._red_gates: set[str] = set()  # gates with an instance failed by assertion (stop mode)
         self.rootdir = os.path.abspath(rootdir) + os.sep if rootdir else None
         self.results = os.path.abspath(results)
@@ -251,6 +257,8 @@ class Recorder:
         needs; its remaining instances are skipped, saying so, before their fixtures run."""
         if self.stop_gate_when_red and gate_id(item.nodeid) in self._red_gates:
             pytest.skip(ALREADY_RED)
+        if self.stop_when_any_red and self._red_gates:
+            pytest.skip(ANOTHER_RED)
 
     def pytest_collection_finish(self, session):
         if self.mode != "collect":

@@ -42,6 +42,8 @@ observation is trusted exactly as a run is; step 8 is skipped: an observation
 writes no evidence (it proves nothing was expected, so it must not count as
 acceptance, and it must not replace a record that does). result.ok is then
 True when the run completed and everything was green again, whatever went red.
+With first_red_only as well, a child stops at the first gate red by its own
+assertion and skips the rest (blind-spot discovery asks whether, not which).
 
 `progress(event)` is called from the calling thread with a dict:
 {"event": "collect" | "baseline" | "forced_failure" | "perturbation" |
@@ -152,10 +154,13 @@ def run(
     zygote: "warm_start_mod.LazyZygote | None" = None,
     evidence_dir: str | os.PathLike | None = None,
     observe: bool = False,
+    first_red_only: bool = False,
 ) -> RunResult:
     t_start = time.perf_counter()
     if observe and stale_only:
         raise InvalidPerturbation("an observation runs every perturbation afresh: stale_only does not apply")
+    if first_red_only and not observe:
+        raise InvalidPerturbation("first_red_only is for observations: acceptance needs every listed gate red")
     root = Path(repo_root).resolve()
     records_root = _abs(evidence_dir, root) if evidence_dir is not None else evidence.evidence_root(_abs(reports_dir, root))
     fixtures = _abs(fixtures_dir, root)
@@ -195,7 +200,9 @@ def run(
         j = {"mode": "run", "args": list(args), "rootdir": str(rootdir), "fixtures_dir": str(fixtures), "patch": None,
              "keep": sorted(keep) if keep is not None else None, "env": dict(environment or {}),
              # a perturbation needs each gate red once: the rest of a red gate's instances are skipped
-             "stop_gate_when_red": patch is not None}
+             "stop_gate_when_red": patch is not None,
+             # an observation for discovery needs one gate red: everything after it is skipped
+             "stop_when_any_red": patch is not None and first_red_only}
         if patch is not None:
             j["patch"] = {"perturbation": patch.perturbation_id, "module": patch.module,
                           "path": patch.path, "source": patch.patched}

@@ -1,0 +1,133 @@
+"""`fidelity discover`: generate the defects nobody wrote down and tell a blind spot from an equivalent mutant."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from fidelity.commands.common import EXIT_OK, EXIT_RED, EXIT_USAGE, add_json_option, print_json
+
+DESCRIPTION = """\
+Generate mutants of a subject's source with operators made for numerical tensor code
+(a wrong axis, a transpose, a dropped term, a detach, a default, a swapped reduction, a
+guard removed, ...), run each through the perturbation machinery (import hook, forked
+children, only the gates covering the module, no file on disk edited), and classify it:
+
+  killed       a gate went red by its own assertion (the gate is named)
+  error        red for another reason only (an exception, a timeout): not a kill
+  equivalent   no gate red, and the mutant computes the same function, in float64, on every
+               probe that executed the mutated lines (the inputs tried are listed)
+  blind_spot   no gate red, and a probe tells it from the original (the input and the
+               difference are given): a defect the gates let through
+  undecided    no gate red, and no probe reached the mutated lines: not known, never
+               counted as equivalent
+
+Modules: --module M (repeatable), or every module of --subject NAME (default: the
+project's own subjects). `fidelity discover --list-operators` lists the operators.
+Exit: 0 the run completed and found no blind spot; 1 a blind spot, or a run that cannot
+be trusted (red or flaky baseline, a file changed); 2 usage errors.
+"""
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("discover", help="generate mutants and find the blind spots of the gates",
+                       description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--module", action="append", default=[], metavar="M", help="a module to mutate (repeatable)")
+    p.add_argument("--subject", default=None, metavar="NAME",
+                   help="mutate this subject's modules and run its gate instances alone (a name or module:object)")
+    p.add_argument("--operator", action="append", default=[], metavar="OP", help="only these operators (repeatable)")
+    p.add_argument("--budget", type=int, default=None, metavar="N", help="at most N mutants per module")
+    p.add_argument("--all", action="store_true", help="every mutant (the default; says so explicitly)")
+    p.add_argument("--list-operators", action="store_true", help="list the operators and exit")
+    p.add_argument("--jobs", type=int, default=None, help="parallel children (default: CPU count)")
+    add_json_option(p)
+    p.set_defaults(run=run)
+
+
+def _usage(message: str) -> int:
+    print(f"fidelity discover: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _modules_and_environment(args) -> tuple[list[str], dict | None]:
+    from fidelity.subjects import registry
+
+    if args.subject:
+        ref, subject = registry.resolve(args.subject)
+        environment = {registry.EXTRA_ENV: ref, registry.ONLY_ENV: subject.name}
+        subjects = [subject]
+    else:
+        environment = None
+        subjects = registry.all_subjects()
+    if args.module:
+        return list(dict.fromkeys(args.module)), environment
+    modules = [m for s in subjects for mods in s.modules.values() for m in mods]
+    return list(dict.fromkeys(modules)), environment
+
+
+def run(args) -> int:
+    from fidelity.discover import operators as ops
+
+    if args.list_operators:
+        for name, op in ops.OPERATORS.items():
+            print(f"{name:28} {' '.join(op.doc.split())}")
+        return EXIT_OK
+    if args.budget is not None and (args.budget < 1 or args.all):
+        return _usage("--budget takes a positive N, and not with --all")
+    unknown = sorted(set(args.operator) - set(ops.OPERATORS))
+    if unknown:
+        return _usage(f"unknown operator(s) {', '.join(unknown)}; known: {', '.join(ops.OPERATORS)}")
+    from fidelity.discover.run import discover
+    from fidelity.perturb import PerturbError
+    from fidelity.perturb.errors import TargetNotFound
+    from fidelity.subjects.registry import SubjectLoadError
+
+    try:
+        modules, environment = _modules_and_environment(args)
+    except SubjectLoadError as exc:
+        return _usage(str(exc))
+    if not modules:
+        return _usage("no module to mutate: give --module M, or a subject that names its modules")
+    here = args.project
+    say = (lambda e: None) if args.json else (lambda e: print(e.get("message", ""), file=sys.stderr, flush=True))
+    results = []
+    for module in modules:
+        say({"message": f"== {module}"})
+        try:
+            results.append(discover(module, root=here.root, test_paths=(here.relative(here.gates),),
+                                    fixtures_dir=here.fixtures, operators=args.operator or None, budget=args.budget,
+                                    jobs=args.jobs, progress=say, environment=environment))
+        except (TargetNotFound, PerturbError) as exc:
+            return _usage(str(exc))
+    if args.json:
+        print_json({"ok": all(r.run_ok for r in results),
+                    "mutants": [m for r in results for m in r.to_json()["mutants"]],
+                    "modules": [{k: v for k, v in r.to_json().items() if k != "mutants"} for r in results]})
+    else:
+        for r in results:
+            print(_table(r))
+    blind = sum(1 for r in results for m in r.mutants if m.outcome == "blind_spot")
+    return EXIT_OK if all(r.run_ok for r in results) and not blind else EXIT_RED
+
+
+def _table(result) -> str:
+    from fidelity import textable
+    from fidelity.discover.run import OUTCOMES
+
+    if result.run_error:
+        return f"{result.module}: the run could not be trusted: {result.run_error}"
+    counts = result.counts()
+    rows = [[op, *(str(c[o]) for o in OUTCOMES)] for op, c in counts.items()]
+    totals = [sum(c[o] for c in counts.values()) for o in OUTCOMES]
+    rows.append(["(all)", *map(str, totals)])
+    lines = [f"{result.module}: {len(result.mutants)} mutants in {result.seconds:.1f} s "
+             f"({len(result.mutants) / result.seconds:.2f} per second); dropped: "
+             + (", ".join(f"{k} {v}" for k, v in sorted(result.dropped.items())) or "none"),
+             textable.render(["operator", *OUTCOMES], rows)]
+    for m in result.mutants:
+        if m.outcome in ("blind_spot", "undecided"):
+            why = m.detail or (m.equivalence or {}).get("witness")
+            if isinstance(why, dict):
+                why = f"{why['input']}: difference {why['difference']:.3g}" + (f" ({why['error']})" if why.get("error") else "")
+            lines.append(f"{m.outcome.upper():10} {m.id} line {m.line} {m.function or ''} {m.operator}: "
+                         f"{m.description} -- {why}")
+    return "\n".join(lines)

@@ -1,0 +1,333 @@
+"""Is a surviving mutant a different function (a blind spot) or the same one (equivalent)? Decided
+by running both, never guessed.
+
+The original and the mutated source are each executed as a fresh module object (sys.modules is
+untouched). Every probe calls one public entry of the module in both, in float64, on seeded
+random inputs, with its optional arguments left at their defaults and given in turn, and on
+inputs outside the contract (a count of -1 or 0, a misshaped tensor), and compares what each
+does: the floating outputs and the gradients of a random projection of them with respect to
+every floating input, or the exception it refused the input with (a guard the mutant lost
+accepts what the original refuses). Different anywhere beyond the bound: a blind spot, with the smallest
+input that showed it and the difference. Equal on every probe that executed the mutated lines
+(traced): equivalent, with the inputs tried. No probe that runs on the original reaches the
+mutated lines: undecided (never counted as equivalent).
+
+Probes come from the mechanisms of the subjects whose code this module is (their Protocols give
+every argument's shape, e.g. "[L, ..., d]"), and, for the module's other public functions, from
+a plain float64 tensor per required argument where the original accepts one.
+"""
+from __future__ import annotations
+
+import inspect
+import itertools
+import re
+import sys
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+BOUND = 1e-9          # relative: float64 noise of reordered arithmetic is ~1e-15; a defect is far above
+SEEDS = (0, 1, 2, 3)  # each probe is drawn with these seeds, at two sizes
+SIZES = ({"n": 3, "L": 3, "d": 4, "C": 2, "N": 2, "T": 2}, {"n": 2, "L": 2, "d": 2, "C": 1, "N": 1, "T": 1})
+
+
+@dataclass
+class Probe:
+    """One public entry called with generated inputs: `make(seed, sizes) -> (args, kwargs)` per variant."""
+
+    entry: str                                   # qualified name in the module
+    variants: dict[str, Callable[[int, dict], tuple[list, dict]]] = field(default_factory=dict)
+
+
+def load(name: str, path: str, source: str) -> types.ModuleType:
+    """`source` executed as a new module object named `name` (its package's relative imports work)."""
+    module = types.ModuleType(name)
+    module.__file__ = path
+    module.__package__ = name.rpartition(".")[0]
+    exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - our own or the mutant's source
+    return module
+
+
+def _resolve(module: types.ModuleType, qualname: str):
+    obj: Any = module
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+# ---------------------------------------------------------------- inputs
+
+def _shape(spec: str, sizes: dict, lead: int) -> list[int] | None:
+    """'[L, ..., d]' -> [3, 2, 4] with `lead` axes for '...'; None for a shape we cannot read."""
+    inner = spec.strip()
+    if not (inner.startswith("[") and inner.endswith("]")):
+        return None
+    dims = []
+    for token in (t.strip() for t in inner[1:-1].split(",") if t.strip()):
+        if token in ("...", ".."):
+            dims += [2] * lead
+        elif re.fullmatch(r"[A-Za-z]+", token):
+            if token not in sizes:
+                return None
+            dims.append(sizes[token])
+        elif re.fullmatch(r"\d+", token):
+            dims.append(int(token))
+        else:
+            return None
+    return dims
+
+
+def _tensor(shape: list[int], generator: torch.Generator) -> torch.Tensor:
+    return (torch.randn(tuple(shape), generator=generator, dtype=torch.float64) * 1.5).requires_grad_(True)
+
+
+def _mechanism_probe(qualname: str, interface: dict, routes: tuple[str, ...]) -> Probe | None:
+    """A probe for a function mechanism, from its documented arguments (fidelity.mechanisms)."""
+    arguments = interface["call"]["arguments"]
+    required = [a for a in arguments if a["required"]]
+    if any(a["type"] != "Tensor" or not a["shape"] for a in required):
+        return None
+    optional_tensors = [a for a in arguments if not a["required"] and a["shape"] and "Tensor" in a["type"]]
+    has_backward = any(a["name"] == "backward" for a in arguments)
+
+    def variant(extra: dict | None = None, tensors: tuple = (), route: str | None = None):
+        def make(seed: int, sizes: dict):
+            g = torch.Generator().manual_seed(seed)
+            args = []
+            for a in required:
+                shape = _shape(a["shape"], sizes, lead=1)
+                if shape is None:
+                    raise _NoProbe(f"shape {a['shape']!r} of {a['name']}")
+                args.append(_tensor(shape, g))
+            kwargs = dict(extra or {})
+            for a in tensors:
+                shape = _shape(a["shape"], sizes, lead=1)
+                if shape is None:
+                    raise _NoProbe(f"shape {a['shape']!r} of {a['name']}")
+                kwargs[a["name"]] = _tensor(shape, g)
+            if route is not None:
+                kwargs["backward"] = route
+            return args, kwargs
+        return make
+
+    probe = Probe(qualname)
+    probe.variants["defaults"] = variant()
+    for a in optional_tensors:
+        probe.variants[f"with {a['name']}"] = variant(tensors=(a,))
+    # inputs outside the contract, which a guard must refuse: a negative or zero count, a
+    # negative scale, and the first tensor with its last axis one longer than its shape says
+    for a in arguments:
+        if not a["required"] and a["type"] in ("int", "float"):
+            for bad in (-1, 0):
+                probe.variants[f"{a['name']}={bad}"] = variant(extra={a["name"]: bad})
+    probe.variants["last axis +1"] = _misshaped(variant())
+    if has_backward:
+        for route in routes:
+            probe.variants[f"backward={route}"] = variant(tensors=tuple(optional_tensors), route=route)
+    return probe
+
+
+def _misshaped(make: Callable) -> Callable:
+    def misshaped(seed: int, sizes: dict):
+        args, kwargs = make(seed, sizes)
+        if args:
+            first = args[0]
+            bigger = torch.cat([first.detach(), first.detach()[..., :1]], dim=-1)
+            args = [bigger.requires_grad_(True), *args[1:]]
+        return args, kwargs
+    return misshaped
+
+
+def _plain_probe(qualname: str, fn: Callable) -> Probe | None:
+    """A module function with only positional tensor-like parameters: one float64 tensor each."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    required = [p for p in params if p.default is inspect.Parameter.empty
+                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if not required or any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        return None
+
+    def of_shape(shape_of: Callable[[dict], list[int]]):
+        def make(seed: int, sizes: dict):
+            g = torch.Generator().manual_seed(seed)
+            return [_tensor(shape_of(sizes), g) for _ in required], {}
+        return make
+
+    # a matrix, a vector, and a 0-d tensor (an input a guard may refuse)
+    return Probe(qualname, {"defaults": of_shape(lambda s: [s["n"], s["d"]]), "a vector": of_shape(lambda s: [s["n"]]),
+                            "a 0-d tensor": of_shape(lambda s: [])})
+
+
+class _NoProbe(Exception):
+    pass
+
+
+def probes_for(module_name: str, original: types.ModuleType) -> list[Probe]:
+    """Every public entry of `module_name` we can call: its subjects' function mechanisms first."""
+    from fidelity.mechanisms.docs import as_dict
+    from fidelity.mechanisms.registry import project_mechanisms
+    from fidelity import project
+    from fidelity.subjects.registry import all_subjects
+
+    known = project_mechanisms(project.current_or_none())
+    probes: dict[str, Probe] = {}
+    for subject in all_subjects():
+        for name, fn in subject.mechanisms.items():
+            if getattr(fn, "__module__", None) != module_name or name not in known or known[name].kind != "function":
+                continue
+            probe = _mechanism_probe(fn.__qualname__, as_dict(known[name])["interface"],
+                                     subject.capabilities[name].routes)
+            if probe is not None:
+                probes.setdefault(fn.__qualname__, probe)
+    for qualname, fn in vars(original).items():
+        if qualname.startswith("_") or qualname in probes or not inspect.isfunction(fn) or fn.__module__ != module_name:
+            continue
+        probe = _plain_probe(qualname, fn)
+        if probe is not None:
+            probes[qualname] = probe
+    return list(probes.values())
+
+
+# ---------------------------------------------------------------- running
+
+REFUSALS = ("ValueError", "TypeError")  # what the contract says a subject raises on input outside it
+
+
+def _behaviour(fn: Callable, args: list, kwargs: dict, seed: int) -> list[torch.Tensor] | str:
+    """The outputs and gradients of one call, or the name of the exception it raised: refusing an
+    input is behaviour too (a guard a mutant removed accepts what the original refuses)."""
+    try:
+        return _outputs_and_grads(fn, *_fresh(args, kwargs), seed)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _compare(expected, got) -> tuple[float, str | None]:
+    if isinstance(expected, str) or isinstance(got, str):
+        same = isinstance(expected, str) and isinstance(got, str) and expected.split(":")[0] == got.split(":")[0]
+        if same:
+            return 0.0, None
+        show = lambda b: b if isinstance(b, str) else "returns"  # noqa: E731
+        return float("inf"), f"original {show(expected)}; mutant {show(got)}"
+    return _difference(expected, got), None
+
+
+def _outputs_and_grads(fn: Callable, args: list, kwargs: dict, seed: int) -> list[torch.Tensor]:
+    out = fn(*args, **kwargs)
+    outs = [t for t in _floating(out)]
+    leaves = [t for t in [*args, *kwargs.values()] if isinstance(t, torch.Tensor) and t.requires_grad]
+    results = [t.detach().clone() for t in outs]
+    differentiable = [t for t in outs if t.requires_grad]
+    if differentiable and leaves:
+        g = torch.Generator().manual_seed(10_000 + seed)
+        loss = sum((t * torch.randn(t.shape, generator=g, dtype=t.dtype)).sum() for t in differentiable)
+        grads = torch.autograd.grad(loss, leaves, allow_unused=True)
+        results += [torch.zeros_like(x) if gr is None else gr.detach() for x, gr in zip(leaves, grads)]
+    return results
+
+
+def _floating(obj):
+    if isinstance(obj, torch.Tensor):
+        if obj.is_floating_point():
+            yield obj
+    elif isinstance(obj, (tuple, list)):
+        for x in obj:
+            yield from _floating(x)
+
+
+def _fresh(args: list, kwargs: dict) -> tuple[list, dict]:
+    copy = lambda t: t.detach().clone().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t  # noqa: E731
+    return [copy(a) for a in args], {k: copy(v) for k, v in kwargs.items()}
+
+
+def _difference(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
+    if len(a) != len(b) or any(x.shape != y.shape for x, y in zip(a, b)):
+        return float("inf")
+    worst = 0.0
+    for x, y in zip(a, b):
+        if x.numel() == 0:
+            continue
+        both_nan = torch.isnan(x) & torch.isnan(y)
+        diff = ((x - y).abs() / x.abs().clamp_min(1.0)).masked_fill(both_nan, 0.0)
+        value = float(diff.max())
+        worst = max(worst, value if value == value else float("inf"))
+    return worst
+
+
+class _LineTrace:
+    """Whether code of `path` executed any line in [first, last] while it was active (this thread)."""
+
+    def __init__(self, path: str, first: int, last: int):
+        self.path, self.first, self.last, self.hit = path, first, last, False
+
+    def _trace(self, frame, event, arg):
+        if frame.f_code.co_filename != self.path:
+            return None
+        if event == "line" and self.first <= frame.f_lineno <= self.last:
+            self.hit = True
+        return self._trace
+
+    def __enter__(self):
+        self._previous = sys.gettrace()
+        sys.settrace(self._trace)
+        return self
+
+    def __exit__(self, *exc):
+        sys.settrace(self._previous)
+
+
+def decide(module_name: str, path: str, original_source: str, mutant_source: str,
+           lines: tuple[int, int] | None = None) -> dict:
+    """{"verdict": "equivalent" | "blind_spot" | "undecided", "inputs": [...], "max_difference", "witness"}.
+
+    `lines` (first, last) are the mutated lines: a probe counts toward "equivalent" only if it
+    executed one of them in the mutant."""
+    original = load(module_name, path, original_source)
+    try:
+        mutant = load(module_name, path, mutant_source)
+    except Exception as exc:  # the mutant fails at import: any use of the module tells them apart
+        return {"verdict": "blind_spot", "inputs": ["import"], "max_difference": None,
+                "witness": f"the mutated module fails to import: {type(exc).__name__}: {exc}"}
+    tried, reached, worst, witness = [], [], 0.0, None
+    first, last = lines or (1, 10**9)
+    for probe in probes_for(module_name, original):
+        for (label, make), sizes, seed in itertools.product(probe.variants.items(), SIZES, SEEDS):
+            size_text = ",".join(f"{k}={v}" for k, v in sizes.items() if k in ("n", "L", "d"))
+            where = f"{probe.entry}({label}; {size_text}; seed {seed})"
+            try:
+                args, kwargs = make(seed, sizes)
+            except Exception:  # _NoProbe, or a shape this probe cannot build: no input, no verdict
+                continue
+            expected = _behaviour(_resolve(original, probe.entry), args, kwargs, seed)
+            if isinstance(expected, str) and not expected.startswith(REFUSALS):
+                continue  # the original breaks on this input (not a refusal it documents): no verdict from it
+            tried.append(where)
+            trace = _LineTrace(path, first, last)
+            with trace:
+                got = _behaviour(_resolve(mutant, probe.entry), args, kwargs, seed)
+            difference, error = _compare(expected, got)
+            if trace.hit or difference > BOUND:
+                reached.append(where)
+            if difference > BOUND and (witness is None or _smaller(where, witness["input"])):
+                witness = {"input": where, "difference": difference, "error": error}
+            worst = max(worst, difference)
+    if witness is not None:
+        return {"verdict": "blind_spot", "inputs": tried, "max_difference": _finite(worst), "witness": witness}
+    if not reached:
+        why = ("no probe of this module runs on the original (no documented public function)" if not tried else
+               f"none of the {len(tried)} probes executed the mutated line(s) {first}-{last}")
+        return {"verdict": "undecided", "inputs": tried, "max_difference": None, "witness": why}
+    return {"verdict": "equivalent", "inputs": reached, "max_difference": worst, "witness": None}
+
+
+def _smaller(a: str, b: str) -> bool:
+    """Prefer the witness drawn at the smaller sizes (the second size set), then the first found."""
+    return "n=2" in a and "n=2" not in b
+
+
+def _finite(x: float) -> float | None:
+    return None if x == float("inf") else x

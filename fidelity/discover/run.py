@@ -1,0 +1,136 @@
+"""Blind-spot discovery: every mutant of a module through the perturbation machinery, then a verdict.
+
+For one target module: generate its mutants (operators.py), express each as a perturbation
+(one find/replace edit, unique in the file), run them all as ONE observation of the runner
+(import hook, warm forked children, only the gates covering the module, nothing on disk
+edited; a child stops at the first gate red by its own assertion), and classify each:
+
+  killed       a gate went red by its own assertion (killed_by names it)
+  error        only red for another reason (an exception, a timeout, a crash): not a kill
+  equivalent   no gate red, and the mutant computes the same function on every probe that
+               executed the mutated lines (equivalence.py)
+  blind_spot   no gate red, and a probe tells the mutant from the original (the witness)
+  undecided    no gate red, and no probe reached the mutated lines: a survivor whose
+               meaning is not known, reported as such, never as equivalent
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fidelity.discover import operators as ops
+from fidelity.discover import equivalence
+from fidelity.perturb import locate, patching
+from fidelity.perturb.runner import observe
+
+OUTCOMES = ("killed", "error", "equivalent", "blind_spot", "undecided")
+
+
+@dataclass
+class MutantResult:
+    id: str
+    module: str
+    operator: str
+    line: int
+    function: str | None
+    description: str
+    diff: str
+    outcome: str = "undecided"
+    killed_by: list[str] = field(default_factory=list)
+    detail: str = ""
+    equivalence: dict | None = None
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "module": self.module, "operator": self.operator, "line": self.line,
+                "function": self.function, "description": self.description, "diff": self.diff,
+                "outcome": self.outcome, "killed_by": self.killed_by, "detail": self.detail,
+                "equivalence": self.equivalence}
+
+
+@dataclass
+class Discovery:
+    module: str
+    mutants: list[MutantResult]
+    dropped: dict[str, int]
+    run_ok: bool
+    run_error: str | None
+    seconds: float
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """operator -> outcome -> count."""
+        table: dict[str, dict[str, int]] = {}
+        for m in self.mutants:
+            row = table.setdefault(m.operator, dict.fromkeys(OUTCOMES, 0))
+            row[m.outcome] += 1
+        return dict(sorted(table.items()))
+
+    def to_json(self) -> dict:
+        return {"module": self.module, "ok": self.run_ok, "error": self.run_error, "seconds": round(self.seconds, 2),
+                "mutants_per_second": round(len(self.mutants) / self.seconds, 3) if self.seconds else None,
+                "dropped": self.dropped, "counts": self.counts(), "mutants": [m.to_json() for m in self.mutants]}
+
+
+def unique_edit(source: str, mutant) -> dict:
+    """The mutant as one find/replace edit: the whole lines it touches, widened by a line at a
+    time until the find text occurs exactly once in the file (the runner's rule for edits)."""
+    lines = source.splitlines(keepends=True)
+    starts = [0]
+    for text in lines:
+        starts.append(starts[-1] + len(text))
+    first, last = mutant.line - 1, mutant.end_line  # [first, last) in line indices
+    while True:
+        find = source[starts[first]:starts[last]]
+        if patching.count_occurrences(source, find) == 1 or (first == 0 and last == len(lines)):
+            break
+        first, last = max(0, first - 1), min(len(lines), last + 1)
+    replace = source[starts[first]:mutant.start] + mutant.replacement + source[mutant.end:starts[last]]
+    return {"find": find, "replace": replace}
+
+
+def _short(module: str) -> str:
+    return module.rsplit(".", 1)[-1]
+
+
+def discover(module: str, *, root: Path, test_paths: tuple[str, ...], fixtures_dir: Path,
+             operators: list[str] | None = None, budget: int | None = None, jobs: int | None = None,
+             progress=None, decide_equivalence: bool = True, environment: dict | None = None) -> Discovery:
+    start = time.perf_counter()
+    path = locate.find_source(module, locate.child_search_path(str(root)))
+    source, _ = patching.read_source(path)
+    generated = ops.generate(source, operators)
+    mutants = generated.mutants[:budget] if budget else generated.mutants
+    results: dict[str, MutantResult] = {}
+    perturbations, mutated = [], {}
+    for i, m in enumerate(mutants, 1):
+        mid = f"{_short(module)}.m{i}"
+        edit = unique_edit(source, m)
+        perturbations.append({"id": mid, "title": f"{m.operator}: {m.description}", "target": module,
+                              "edits": [edit], "gates": []})
+        mutated[mid] = (m, patching.apply_edits(source, [edit], perturbation_id=mid, file=path))
+        results[mid] = MutantResult(mid, module, m.operator, m.line, m.function, m.description,
+                                    patching.unified_diff(source, mutated[mid][1], locate.module_path(module, path)))
+    if not perturbations:
+        return Discovery(module, [], dict(generated.dropped), True, None, time.perf_counter() - start)
+    run = observe(perturbations, repo_root=root, test_paths=test_paths, fixtures_dir=fixtures_dir, jobs=jobs,
+                  progress=progress, first_red_only=True, environment=environment)
+    if run.error:
+        return Discovery(module, list(results.values()), dict(generated.dropped), False, run.error,
+                         time.perf_counter() - start)
+    for seen in run.observed():
+        r = results[seen["id"]]
+        if seen["red_by_assertion"]:
+            r.outcome, r.killed_by = "killed", [g["gate"] for g in seen["red_by_assertion"]]
+        elif seen["red_other"]:
+            r.outcome, r.detail = "error", seen["red_other"][0].get("detail", "")
+        elif not seen.get("patch_served"):
+            r.outcome = "blind_spot"
+            r.detail = "no gate imports this module: nothing holds this code to the paper"
+        elif decide_equivalence:
+            m, text = mutated[r.id]
+            r.equivalence = equivalence.decide(module, path, source, text, (m.line, m.end_line))
+            r.outcome = r.equivalence["verdict"]
+        if progress is not None and r.outcome in ("blind_spot", "undecided", "equivalent"):
+            progress({"event": "verdict", "message": f"{r.id} {r.operator} line {r.line}: {r.outcome}"})
+    return Discovery(module, list(results.values()), dict(generated.dropped), run.ok, run.error,
+                     time.perf_counter() - start)
