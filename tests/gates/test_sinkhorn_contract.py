@@ -1,0 +1,40 @@
+"""Gate: the inputs Eq. 9 does not define are refused (the sinkhorn mechanism's contract).
+
+M(t) is defined for square logits [..., n, n] and t_max >= 0 steps; anything else has no
+meaning in the paper, so a subject must refuse it with ValueError rather than return a
+number (fidelity discover found that no gate held a subject to this: a guard removed, or
+its `or` turned into `and`, passed every other gate). t_max = 0 is defined: M(0) = exp(logits).
+"""
+import pytest
+import torch
+
+ROUTES = ["autograd", "manual"]
+NOT_SQUARE = [(3,), (2, 3), (4, 2, 3), (3, 2)]
+
+
+def _not_refused(fn, logits, **kw) -> str | None:
+    """None when the call raised ValueError; else what it did instead (returned, or raised another error)."""
+    try:
+        fn(logits, **kw)
+    except ValueError:
+        return None
+    except Exception as exc:  # an IndexError deep inside is no refusal: the contract names ValueError
+        return f"raised {type(exc).__name__}: {exc}"
+    return "returned a result"
+
+
+@pytest.mark.gate(equations=["mhc.eq9"], mechanism="sinkhorn")
+@pytest.mark.parametrize("backward", ROUTES)
+def test_logits_that_are_not_square_matrices_and_a_negative_t_max_are_refused(subject, device, backward):
+    if not subject.supports("sinkhorn", backward):
+        pytest.skip(f"subject {subject.name} has no {backward!r} backward route for sinkhorn")
+    sinkhorn = subject.get("sinkhorn")
+    wrong = {shape: _not_refused(sinkhorn, torch.zeros(shape, dtype=torch.float64, device=device), backward=backward)
+             for shape in NOT_SQUARE}
+    accepted = {shape: did for shape, did in wrong.items() if did is not None}
+    assert not accepted, f"logits that are not [..., n, n] were not refused with ValueError: {accepted}"
+    square = torch.zeros(2, 2, dtype=torch.float64, device=device)
+    did = _not_refused(sinkhorn, square, t_max=-1, backward=backward)
+    assert did is None, f"t_max = -1 was not refused with ValueError: it {did}"
+    m0 = sinkhorn(square, t_max=0, backward=backward)
+    assert torch.equal(m0, torch.ones_like(square)), f"t_max = 0 must be M(0) = exp(0) = 1, got {m0.tolist()}"
