@@ -17,11 +17,11 @@ def run_cli(capsys, *argv):
     return code, out, err
 
 
-@pytest.mark.parametrize("verb", ["init", "list", "show", "check", "fixtures", "perturb", "report"])
+@pytest.mark.parametrize("verb", ["init", "list", "show", "check", "fixtures", "perturb", "discover", "report"])
 def test_every_verb_has_help(verb):
     proc = subprocess.run([sys.executable, "-m", "fidelity", verb, "--help"], capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 0 and "usage: fidelity " + verb in proc.stdout
-    assert "--specs" in proc.stdout or verb in ("fixtures", "init")
+    assert "--specs" in proc.stdout or verb in ("fixtures", "init", "discover")
     assert ("--root" in proc.stdout) == (verb != "init")  # init writes a project: there is no root to name
 
 
