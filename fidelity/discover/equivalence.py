@@ -28,6 +28,8 @@ from typing import Any, Callable
 
 import torch
 
+from fidelity.gates.tensors import floating_tensors
+
 BOUND = 1e-9          # relative: float64 noise of reordered arithmetic is ~1e-15; a defect is far above
 SEEDS = (0, 1, 2, 3)  # each probe is drawn with these seeds, at two sizes
 SIZES = ({"n": 3, "L": 3, "d": 4, "C": 2, "N": 2, "T": 2}, {"n": 2, "L": 2, "d": 2, "C": 1, "N": 1, "T": 1})
@@ -218,7 +220,7 @@ def _compare(expected, got) -> tuple[float, str | None]:
 
 def _outputs_and_grads(fn: Callable, args: list, kwargs: dict, seed: int) -> list[torch.Tensor]:
     out = fn(*args, **kwargs)
-    outs = [t for t in _floating(out)]
+    outs = list(floating_tensors(out))
     leaves = [t for t in [*args, *kwargs.values()] if isinstance(t, torch.Tensor) and t.requires_grad]
     results = [t.detach().clone() for t in outs]
     differentiable = [t for t in outs if t.requires_grad]
@@ -228,15 +230,6 @@ def _outputs_and_grads(fn: Callable, args: list, kwargs: dict, seed: int) -> lis
         grads = torch.autograd.grad(loss, leaves, allow_unused=True)
         results += [torch.zeros_like(x) if gr is None else gr.detach() for x, gr in zip(leaves, grads)]
     return results
-
-
-def _floating(obj):
-    if isinstance(obj, torch.Tensor):
-        if obj.is_floating_point():
-            yield obj
-    elif isinstance(obj, (tuple, list)):
-        for x in obj:
-            yield from _floating(x)
 
 
 def _fresh(args: list, kwargs: dict) -> tuple[list, dict]:
