@@ -121,7 +121,9 @@ def _table(result) -> str:
     rows.append(["(all)", *map(str, totals)])
     lines = [f"{result.module}: {len(result.mutants)} mutants in {result.seconds:.1f} s "
              f"({len(result.mutants) / result.seconds:.2f} per second); dropped: "
-             + (", ".join(f"{k} {v}" for k, v in sorted(result.dropped.items())) or "none"),
+             + (", ".join(f"{k} {v}" for k, v in sorted(result.dropped.items())) or "none")
+             + (f"; {len(result.set_aside)} gates set aside, red before any mutant (the package's findings)"
+                if result.set_aside else ""),
              textable.render(["operator", *OUTCOMES], rows)]
     for m in result.mutants:
         if m.outcome in ("blind_spot", "undecided"):

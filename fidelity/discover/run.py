@@ -56,6 +56,7 @@ class Discovery:
     run_ok: bool
     run_error: str | None
     seconds: float
+    set_aside: list[str] = field(default_factory=list)  # gates red before any mutant (a package's findings)
 
     def counts(self) -> dict[str, dict[str, int]]:
         """operator -> outcome -> count."""
@@ -67,6 +68,7 @@ class Discovery:
 
     def to_json(self) -> dict:
         return {"module": self.module, "ok": self.run_ok, "error": self.run_error, "seconds": round(self.seconds, 2),
+                "gates_set_aside": self.set_aside,
                 "mutants_per_second": round(len(self.mutants) / self.seconds, 3) if self.seconds else None,
                 "dropped": self.dropped, "counts": self.counts(), "mutants": [m.to_json() for m in self.mutants]}
 
@@ -113,7 +115,10 @@ def discover(module: str, *, root: Path, test_paths: tuple[str, ...], fixtures_d
     if not perturbations:
         return Discovery(module, [], dict(generated.dropped), True, None, time.perf_counter() - start)
     run = observe(perturbations, repo_root=root, test_paths=test_paths, fixtures_dir=fixtures_dir, jobs=jobs,
-                  progress=progress, first_red_only=True, environment=environment)
+                  progress=progress, first_red_only=True, environment=environment,
+                  # someone else's package may fail gates already (its findings): those cannot tell
+                  # a mutant from the original and are set aside; ours must be green
+                  set_aside_red_baseline=environment is not None)
     if run.error:
         return Discovery(module, list(results.values()), dict(generated.dropped), False, run.error,
                          time.perf_counter() - start)
@@ -133,4 +138,4 @@ def discover(module: str, *, root: Path, test_paths: tuple[str, ...], fixtures_d
         if progress is not None and r.outcome in ("blind_spot", "undecided", "equivalent"):
             progress({"event": "verdict", "message": f"{r.id} {r.operator} line {r.line}: {r.outcome}"})
     return Discovery(module, list(results.values()), dict(generated.dropped), run.ok, run.error,
-                     time.perf_counter() - start)
+                     time.perf_counter() - start, list((run.baseline or {}).get("set_aside", [])))

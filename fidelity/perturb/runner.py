@@ -155,12 +155,14 @@ def run(
     evidence_dir: str | os.PathLike | None = None,
     observe: bool = False,
     first_red_only: bool = False,
+    set_aside_red_baseline: bool = False,
 ) -> RunResult:
     t_start = time.perf_counter()
     if observe and stale_only:
         raise InvalidPerturbation("an observation runs every perturbation afresh: stale_only does not apply")
-    if first_red_only and not observe:
-        raise InvalidPerturbation("first_red_only is for observations: acceptance needs every listed gate red")
+    if (first_red_only or set_aside_red_baseline) and not observe:
+        raise InvalidPerturbation("first_red_only and set_aside_red_baseline are for observations: acceptance "
+                                  "needs every listed gate red and a green baseline")
     root = Path(repo_root).resolve()
     records_root = _abs(evidence_dir, root) if evidence_dir is not None else evidence.evidence_root(_abs(reports_dir, root))
     fixtures = _abs(fixtures_dir, root)
@@ -303,6 +305,17 @@ def run(
         if not result.forced_failure["seen_red"]:
             stop = ("forced_failure", "the forced failure was not seen red by assertion, so red cannot be trusted: "
                     + result.forced_failure["detail"])
+        elif result.baseline["red"] and set_aside_red_baseline and _red_in_both(result.baseline["red"]):
+            # someone else's package already fails these gates unperturbed (its findings): a mutant
+            # cannot be told by them, so they are left out of this observation, and said so
+            aside = sorted({r["gate"] for r in result.baseline["red"]})
+            result.baseline["set_aside"] = aside
+            emit("baseline", f"baseline: {len(aside)} gates already red unperturbed, set aside: {', '.join(aside)}")
+            for p in todo:
+                gates_of[p["id"]] = [g for g in gates_of[p["id"]] if g not in aside]
+                instances_of[p["id"]] = {n for n in instances_of[p["id"]] if n.split("[", 1)[0] not in aside}
+                results[p["id"]].gates = gates_of[p["id"]]
+            selected = [g for g in selected if g not in aside]
         elif result.baseline["red"]:
             reds = "; ".join(f"{r['gate']} ({r['run']}): {r['outcome']}: {r['detail']}" for r in result.baseline["red"])
             stop = ("baseline_red", f"baseline red: gates fail with no perturbation applied: {reds}")
@@ -532,6 +545,14 @@ def _balanced_parts(nodeids: set[str], cost: dict[str, float], parts: int) -> li
         i = min(range(len(groups)), key=lambda i: groups[i][0])
         groups[i] = (groups[i][0] + weight[g], groups[i][1] | gates[g])
     return [ns for _, ns in groups if ns]
+
+
+def _red_in_both(red: list[dict]) -> bool:
+    """Every gate red at baseline was red in both unpatched runs (red in one only is flakiness)."""
+    runs: dict[str, set[str]] = {}
+    for r in red:
+        runs.setdefault(r["gate"], set()).add(r["run"])
+    return all(len(seen) == 2 for seen in runs.values())
 
 
 def _check_baseline(b1: launch.ChildRun, b2: launch.ChildRun, selected: list[str], index, counts: dict[str, int]) -> dict:

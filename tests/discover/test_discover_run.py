@@ -131,3 +131,33 @@ def test_the_cli_prints_the_table_and_the_json_shape(toy):
     text = subprocess.run([sys.executable, "-m", "fidelity", "discover", "--module", "toydisc.ops",
                            "--operator", "parameter_default"], cwd=toy, capture_output=True, text=True, env=env)
     assert "BLIND_SPOT" in text.stdout and "parameter_default" in text.stdout
+
+
+def test_gates_already_red_on_a_package_are_set_aside_not_a_stopped_run(toy, tmp_path):
+    """Someone else's package may fail gates unperturbed (its findings): discovery on it sets those
+    gates aside and says so, while for our own subjects a red baseline still stops the run."""
+    import shutil
+
+    from fidelity.perturb import runner
+
+    repo = tmp_path / "with_a_finding"
+    shutil.copytree(toy, repo)
+    (repo / "tests" / "gates" / "test_finding.py").write_text(textwrap.dedent('''
+        import pytest
+
+
+        @pytest.mark.gate(equations=["toy.eq2"], targets=["toydisc.ops"])
+        def test_the_package_already_fails_this():
+            assert False, "a finding about the package, before any mutant"
+    '''))
+    mutant = {"id": "m1", "title": "double doubles twice", "target": "toydisc.ops",
+              "edits": [{"find": "return x * 2.0", "replace": "return x * 4.0"}], "gates": []}
+    options = dict(repo_root=repo, test_paths=("tests/gates",), fixtures_dir=repo / "fixtures", jobs=2,
+                   first_red_only=True, environment={project.ROOT_ENV: str(repo)})
+    stopped = runner.observe([mutant], **options)
+    assert stopped.error_kind == "baseline_red"
+    aside = runner.observe([mutant], set_aside_red_baseline=True, **options)
+    assert aside.error is None, aside.error
+    assert aside.baseline["set_aside"] == ["tests/gates/test_finding.py::test_the_package_already_fails_this"]
+    [seen] = aside.observed()
+    assert [g["gate"] for g in seen["red_by_assertion"]] == ["tests/gates/test_ops.py::test_double_of_one_two_three"]
