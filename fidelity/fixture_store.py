@@ -241,6 +241,24 @@ def _attnres_three():
     }
 
 
+@fixture("attnres.default_eps", "fidelity.oracles.depth_attention.depth_attention", ["attnres.eps", "attnres.eq2"])
+def _attnres_default_eps():
+    c = cases.ATTNRES_DEFAULT_EPS
+    r = da.depth_attention(c["sources"], c["query"], c["eps"], "paper")
+    return {
+        "derivation": [
+            "The paper score at our default eps = 1e-6 (attnres.eps), d = 4, L = 2: h0 = e0 / 1000, h1 = e1 / 500,",
+            "query w = 2 e0. mean(h0^2) = 1e-6 / 4 = 2.5e-7, the same order as eps, so where eps sits and its value show.",
+            "score0 = 2 / 1000 / sqrt(2.5e-7 + 1e-6) = 0.002 / sqrt(1.25e-6) = " + f10(r["scores"][0])
+            + "; score1 = 0 (w . h1 = 0).",
+            "alpha0 = 1 / (1 + e^-score0) = " + f10(r["alpha"][0]) + " (at eps = 1e-5 it would be about 0.651).",
+        ],
+        "inputs": {"sources": inp(c["sources"]), "query": inp(c["query"])},
+        "expected": {"scores": num(r["scores"]), "alpha": num(r["alpha"]), "h": num(r["h"])},
+        "params": {"eps": inp(c["eps"]), "convention": "paper", "gain": "ones"},
+    }
+
+
 @fixture("attnres.zero_query", "fidelity.oracles.depth_attention.depth_attention",
          ["attnres.init_zero_query", "attnres.eq2", "attnres.eq4"])
 def _attnres_zero():

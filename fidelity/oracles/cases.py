@@ -15,6 +15,14 @@ ATTNRES_FIXTURE = {
     "eps": "1e-5",
 }
 
+# The default eps of depth attention (attnres.eps, tier c: 1e-6), on keys small enough that
+# mean(k^2) = 2.5e-7 and 1e-6 are comparable: the score moves by a third if eps is 1e-5 instead.
+ATTNRES_DEFAULT_EPS = {
+    "sources": [["1/1000", 0, 0, 0], [0, "1/500", 0, 0]],
+    "query": [2, 0, 0, 0],
+    "eps": "1e-6",
+}
+
 # Zero query (the paper's mandated init): any sources, uniform weights. Ours.
 ATTNRES_ZERO_QUERY = {
     "sources": [[1, -2, 3, 0], [4, 0, -1, 2], [-3, 1, 1, 1]],
