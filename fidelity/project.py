@@ -62,7 +62,9 @@ class Project:
 
     @property
     def evidence(self) -> Path:
-        return self.reports / "evidence"
+        from fidelity.perturb.evidence import evidence_root  # the one place the folder is named
+
+        return evidence_root(self.reports)
 
     def relative(self, path: str | os.PathLike) -> str:
         """`path` relative to the root (POSIX separators) when inside it, else absolute."""

@@ -23,7 +23,7 @@ def gate_acceptance(cat, reports_dir: Path | None = None, root: Path | None = No
     perturbations = {p.id: p.data for p in cat.perturbations.values()}
     gates: dict[str, dict] = {}
     caught: dict[str, list[str]] = {pid: [] for pid in perturbations}
-    for rec in evidence.load_all(reports_dir):
+    for rec in evidence.load_all(evidence.evidence_root(reports_dir)):
         row = gates.setdefault(rec["gate"], {"accepted": False, "by": [], "stale": []})
         spec = perturbations.get(rec["perturbation"])
         reasons = ["perturbation no longer in the specs"] if spec is None else \

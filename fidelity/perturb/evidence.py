@@ -1,7 +1,8 @@
 """Evidence: one JSON record per gate x perturbation (evidence rules 4-6).
 
-Path: `<evidence root>/<perturbation id>/<gate id sanitised>.json`; the project's
-evidence root is `<reports_dir>/evidence`, a `--file` catalogue's its own,
+Path: `<evidence root>/<perturbation id>/<gate id sanitised>.json` (every function
+here takes the root); the project's evidence root is `<reports_dir>/evidence`
+(evidence_root), a `--file` catalogue's its own,
 `<reports_dir>/catalogues/<file stem>/evidence` (catalogue_evidence_root), so its
 ids never overwrite the project's records. Each record is
 written atomically (temporary file in the same directory, then os.replace),
@@ -82,14 +83,6 @@ def record_path(root: str | os.PathLike, perturbation_id: str, gate: str) -> Pat
     return record_dir(root, perturbation_id) / f"{sanitise(gate)}.json"
 
 
-def evidence_dir(reports_dir: str | os.PathLike, perturbation_id: str) -> Path:
-    return record_dir(evidence_root(reports_dir), perturbation_id)
-
-
-def evidence_path(reports_dir: str | os.PathLike, perturbation_id: str, gate: str) -> Path:
-    return record_path(evidence_root(reports_dir), perturbation_id, gate)
-
-
 def edits_sha256(target: str, edits: list[dict]) -> str:
     blob = json.dumps({"target": target, "edits": edits}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -132,24 +125,14 @@ def utc_now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def write_record(reports_dir: str | os.PathLike, record: dict) -> Path:
-    """Write one record atomically under `<reports_dir>/evidence`; return its path."""
-    return write_record_in(evidence_root(reports_dir), record)
-
-
-def write_record_in(root: str | os.PathLike, record: dict) -> Path:
+def write_record(root: str | os.PathLike, record: dict) -> Path:
     """Write one record atomically under the evidence root `root`; return its path."""
     path = record_path(root, record["perturbation"], record["gate"])
     jsonio.write_json(path, record)
     return path
 
 
-def load_all(reports_dir: str | os.PathLike) -> list[dict]:
-    """Every evidence record under `<reports_dir>/evidence`, sorted by (perturbation, gate)."""
-    return load_records(evidence_root(reports_dir))
-
-
-def load_records(root: str | os.PathLike) -> list[dict]:
+def load_all(root: str | os.PathLike) -> list[dict]:
     """Every evidence record under the evidence root `root`, sorted by (perturbation, gate).
     Files that are not valid records are skipped."""
     root = Path(root)
@@ -212,27 +195,27 @@ def is_current(record: dict, repo_root: str | os.PathLike, perturbation: dict | 
     return not staleness(record, repo_root, perturbation)
 
 
-def _summary(record: dict, reports_dir: str | os.PathLike, repo_root: str | os.PathLike) -> dict:
+def _summary(record: dict, root: str | os.PathLike, repo_root: str | os.PathLike) -> dict:
     return {
         "perturbation": record["perturbation"],
         "outcome": record["outcome"],
         "reading": record.get("reading"),
         "predicted": record.get("predicted"),
         "green_after": record.get("green_after"),
-        "path": rel_to_root(evidence_path(reports_dir, record["perturbation"], record["gate"]), repo_root),
+        "path": rel_to_root(record_path(root, record["perturbation"], record["gate"]), repo_root),
     }
 
 
-def acceptance(reports_dir: str | os.PathLike, repo_root: str | os.PathLike) -> dict[str, dict]:
+def acceptance(root: str | os.PathLike, repo_root: str | os.PathLike) -> dict[str, dict]:
     """gate -> {"accepted", "current_evidence": [...], "stale": [...]} over every
-    record in reports_dir. Entries: perturbation, outcome, reading, predicted,
+    record under the evidence root. Entries: perturbation, outcome, reading, predicted,
     green_after, path (and `reasons` for stale ones). Gates with no record at
     all are absent: the caller knows its gates and treats absent as not accepted."""
     out: dict[str, dict] = {}
-    for rec in load_all(reports_dir):
+    for rec in load_all(root):
         g = out.setdefault(rec["gate"], {"accepted": False, "current_evidence": [], "stale": []})
         reasons = staleness(rec, repo_root)
-        entry = _summary(rec, reports_dir, repo_root)
+        entry = _summary(rec, root, repo_root)
         if reasons:
             g["stale"].append(dict(entry, reasons=reasons))
         else:

@@ -265,7 +265,7 @@ def run(
         # 3. stale_only: keep what is current
         todo = list(perts)
         if stale_only:
-            records = evidence.load_records(records_root)
+            records = evidence.load_all(records_root)
             todo = []
             for p in perts:
                 mine = {r["gate"]: r for r in records if r["perturbation"] == p["id"]}
@@ -452,7 +452,7 @@ def _write_evidence(todo, results, patches, records_root: Path, root: Path, hash
         written = set()
         for o in pr.outcomes:
             rec = _record(p, pr, patch, o, root, hashes_before, vers, now)
-            path = evidence.write_record_in(records_root, rec)
+            path = evidence.write_record(records_root, rec)
             written.add(path.name)
             result.evidence.append(evidence.rel_to_root(path, root))
         if edir.is_dir():  # records of gates this perturbation no longer runs

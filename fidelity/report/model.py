@@ -97,7 +97,8 @@ def _evidence(cat, records: list[dict], repo_root: Path, reports_dir: Path) -> l
             "fixtures": sorted(display_path(evidence.resolve(f, repo_root), repo_root)
                                for f in (rec.get("hashes") or {}).get("fixtures") or {}),
             "current": not reasons, "stale_reasons": reasons,
-            "path": display_path(evidence.evidence_path(reports_dir, rec["perturbation"], rec["gate"]), repo_root),
+            "path": display_path(evidence.record_path(evidence.evidence_root(reports_dir), rec["perturbation"],
+                                                      rec["gate"]), repo_root),
             **readings_summary(rec.get("instances") or []),
         })
     return out
@@ -520,7 +521,7 @@ def gather(cat, *, repo_root: Path, reports_dir: Path, fixtures_dir: Path, gate_
     from fidelity.perturb import evidence
 
     repo_root, reports_dir, fixtures_dir = Path(repo_root), Path(reports_dir), Path(fixtures_dir)
-    records = evidence.load_all(reports_dir)
+    records = evidence.load_all(evidence.evidence_root(reports_dir))
     entries = _evidence(cat, records, repo_root, reports_dir)
     diffs = _diffs(records, entries)
     gates = _gates(cat, entries, gate_run, repo_root)
@@ -538,7 +539,7 @@ def gather(cat, *, repo_root: Path, reports_dir: Path, fixtures_dir: Path, gate_
     ledger = {
         "schema": SCHEMA,
         "inputs": {"specs": [display_path(f, repo_root) for f in cat.files],
-                   "evidence_dir": display_path(reports_dir / evidence.EVIDENCE_DIR, repo_root),
+                   "evidence_dir": display_path(evidence.evidence_root(reports_dir), repo_root),
                    "evidence_records": len(records),
                    "current_records": sum(1 for e in entries if e["current"]),
                    "fixtures_dir": display_path(fixtures_dir, repo_root),

@@ -206,7 +206,7 @@ class Toy:
                          "platform": "linux"},
             "recorded_at": recorded_at,
         }
-        evidence.write_record(self.reports, rec)
+        evidence.write_record(evidence.evidence_root(self.reports), rec)
         return rec
 
     def standard_evidence(self):

@@ -160,7 +160,7 @@ def test_evidence_of_a_perturbation_no_spec_defines_counts_for_nothing(toy):
     rec = toy.record("P1", G_DOUBLE, "red_by_assertion", reading=0.5)
     rec.update(perturbation="P99", title="from a --file catalogue", edits=EDITS["P1"])
     from fidelity.perturb import evidence
-    evidence.write_record(toy.reports, rec)
+    evidence.write_record(evidence.evidence_root(toy.reports), rec)
     ledger = gather(toy)
     assert ledger["outside_specs"] == ["P99"]
     p99 = ledger["perturbations"]["P99"]
