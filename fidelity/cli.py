@@ -55,18 +55,14 @@ def _project(args) -> project.Project | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if getattr(args, "needs_project", True):
-        try:
-            args.project = _project(args)
-        except project.ProjectError as exc:
-            print(f"fidelity {args.verb}: error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
     try:
+        if getattr(args, "needs_project", True):
+            args.project = _project(args)
         return args.run(args)
     except SpecError as exc:
         print(f"fidelity {args.verb}: spec error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except project.ProjectError as exc:  # a verb that needed the project it was run without
+    except project.ProjectError as exc:  # none found, a bad configuration, or a verb that needed one
         print(f"fidelity {args.verb}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
