@@ -11,9 +11,9 @@ to within half a unit of its last stated digit). A claim without an oracle is
 """
 from __future__ import annotations
 
-import importlib
 from typing import Callable
 
+from fidelity import references
 from fidelity.spec import Catalogue, Item
 
 
@@ -24,13 +24,10 @@ class OracleNotFound(Exception):
 def resolve_oracle(name: str) -> tuple[Callable[[], object], str]:
     """(function, one-line description) for a claim's `oracle`; OracleNotFound with the reason."""
     if ":" in name:
-        module_name, _, qualname = name.partition(":")
         try:
-            obj = importlib.import_module(module_name)
-            for part in qualname.split("."):
-                obj = getattr(obj, part)
-        except (ImportError, AttributeError) as exc:
-            raise OracleNotFound(f"oracle {name!r} does not import: {type(exc).__name__}: {exc}") from None
+            obj = references.resolve(name)
+        except references.UnresolvedReference as exc:
+            raise OracleNotFound(f"oracle {exc}") from None
         if not callable(obj):
             raise OracleNotFound(f"oracle {name!r} is a {type(obj).__name__}, not a function")
         doc = (obj.__doc__ or "").strip().splitlines()

@@ -4,16 +4,7 @@ configures loads, and provides only mechanisms that are declared (a mechanism no
 declaration names has no documented interface, and no gate asks for it)."""
 from __future__ import annotations
 
-import importlib
-
-
-def resolve(ref: str):
-    """'fidelity.impl.torch.mhc:MhcResidual.coefficients' -> the object; raises on failure."""
-    module, _, qualname = ref.partition(":")
-    obj = importlib.import_module(module)
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
-    return obj
+from fidelity import references
 
 
 def _subject_problems() -> list[dict]:
@@ -51,10 +42,10 @@ def run(cat, args, say) -> dict:
                              "problem": f"status {eq.data['status']} but no code location"})
         for ref in refs:
             try:
-                resolve(ref)
-            except (ImportError, AttributeError) as exc:
+                references.resolve(ref)
+            except references.UnresolvedReference as exc:
                 problems.append({"equation": eq.id, "where": f"{eq.file}:{eq.line}", "code": ref,
-                                 "problem": f"does not import: {type(exc).__name__}: {exc}"})
+                                 "problem": str(exc)})
     problems += _subject_problems()
     for p in problems:
         if "subject" in p:

@@ -12,9 +12,10 @@ override.
 """
 from __future__ import annotations
 
-import importlib
 from importlib.metadata import entry_points
 from typing import Iterable, Mapping, Sequence
+
+from fidelity import references
 
 from .mechanism import Mechanism
 
@@ -31,16 +32,10 @@ class MechanismLoadError(Exception):
 
 def load_mechanism(ref: str) -> Mechanism:
     """'package.module:OBJECT' -> the Mechanism it names; MechanismLoadError naming the reference and why otherwise."""
-    module_name, sep, attr = ref.partition(":")
-    if not sep or not module_name or not attr:
-        raise MechanismLoadError(f"mechanism reference {ref!r} is not of the form module:object "
-                                 "(e.g. my_pkg.fidelity_mechanism:MECHANISM)")
     try:
-        obj = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except Exception as exc:  # noqa: BLE001 - any failure to import a declaration is this reference's error
-        raise MechanismLoadError(f"mechanism reference {ref!r} does not import: {type(exc).__name__}: {exc}") from None
+        obj = references.resolve(ref)
+    except references.UnresolvedReference as exc:
+        raise MechanismLoadError(f"mechanism reference {exc} (e.g. my_pkg.fidelity_mechanism:MECHANISM)") from None
     if not isinstance(obj, Mechanism):
         raise MechanismLoadError(f"mechanism reference {ref!r} is a {type(obj).__name__}, not a "
                                  "fidelity.mechanisms.Mechanism")

@@ -17,11 +17,11 @@ and FIDELITY_ONLY_SUBJECTS (comma-separated names the run is restricted to).
 """
 from __future__ import annotations
 
-import importlib
 import os
 from functools import lru_cache
 from importlib.metadata import entry_points
 
+from fidelity import references
 from fidelity.subjects.subject import Subject
 
 ADAPTERS: dict[str, str] = {
@@ -39,10 +39,6 @@ class SubjectLoadError(Exception):
     """A subject reference that does not resolve to a Subject."""
 
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
 
 def load_reference(ref: str) -> Subject:
     """'package.module:OBJECT' -> the Subject it names; SubjectLoadError with the reason otherwise.
@@ -50,23 +46,16 @@ def load_reference(ref: str) -> Subject:
     OBJECT may be a Subject or a callable that takes no arguments and returns one. Anything
     that goes wrong on the way (the module does not import or raises on import, the name is
     missing, the callable raises or returns something else) is a SubjectLoadError of one line."""
-    module_name, sep, attr = ref.partition(":")
-    if not sep or not module_name or not attr:
-        raise SubjectLoadError(f"{ref!r} is not of the form module:object")
     try:
-        obj = importlib.import_module(module_name)
-    except Exception as exc:  # ImportError, or whatever the module raises while importing
-        raise SubjectLoadError(f"{ref!r}: module {module_name!r} does not import: {_one_line(exc)}") from None
-    try:
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except AttributeError:
-        raise SubjectLoadError(f"{ref!r}: module {module_name!r} has no attribute {attr!r}") from None
+        obj = references.resolve(ref)
+    except references.UnresolvedReference as exc:
+        raise SubjectLoadError(str(exc)) from None
     if callable(obj) and not isinstance(obj, Subject):
         try:
             obj = obj()
         except Exception as exc:
-            raise SubjectLoadError(f"{ref!r}: calling {attr}() to get a Subject raised {_one_line(exc)}; "
+            raise SubjectLoadError(f"{ref!r}: calling {ref.partition(':')[2]}() to get a Subject raised "
+                                   f"{references.one_line(exc)}; "
                                    "name a fidelity.subjects.subject.Subject, or a function that takes no "
                                    "arguments and returns one") from None
     if not isinstance(obj, Subject):
