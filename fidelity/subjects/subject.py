@@ -49,11 +49,6 @@ class Subject:
         if wrong:
             raise TypeError(f"subject {self.name!r}: capabilities of {wrong} are not fidelity.mechanisms.Capability")
 
-    @property
-    def backward_routes(self) -> dict[str, tuple[str, ...]]:
-        """mechanism -> its gradient routes, read from `capabilities` (prefer `supports(mechanism, backward)`)."""
-        return {m: c.routes for m, c in self.capabilities.items()}
-
     def available(self) -> bool:
         return self.unavailable_reason() is None
 

@@ -55,7 +55,7 @@ def test_every_wired_parameter_gets_a_gradient_and_no_other_does(subject, device
     `smallest_wired_grad` = the smallest max|grad| over wired parameters (b_res's, ~e^-10 scaled:
     the map is stiff at 10 I, source 004 section 5.3b).
     """
-    if backward not in subject.backward_routes.get("loop_model", ()):
+    if not subject.supports("loop_model", backward):
         pytest.skip(f"subject {subject.name} has no {backward!r} backward route for loop_model")
     factory = subject.get("loop_model")
     config_type = typing.get_type_hints(factory.__init__)["config"]

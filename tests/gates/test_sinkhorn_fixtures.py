@@ -31,7 +31,7 @@ TABLE5_T_MAX = 20  # mhc.table5.tmax: the paper's t_max, and the interface's def
 
 
 def _sinkhorn(subject, backward):
-    if backward not in subject.backward_routes.get("sinkhorn", ()):
+    if not subject.supports("sinkhorn", backward):
         pytest.skip(f"subject {subject.name} has no {backward!r} backward route for sinkhorn")
     fn = subject.get("sinkhorn")
     return lambda logits, **kw: fn(logits, backward=backward, **kw)

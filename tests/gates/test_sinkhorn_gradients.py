@@ -35,7 +35,7 @@ FD_EPS_MULTIPLE = 2 ** 32
 
 
 def _route(subject, backward):
-    if backward not in subject.backward_routes.get("sinkhorn", ()):
+    if not subject.supports("sinkhorn", backward):
         pytest.skip(f"subject {subject.name} has no {backward!r} backward route for sinkhorn")
     fn = subject.get("sinkhorn")
     return lambda logits: fn(logits, t_max=T_MAX, backward=backward)

@@ -323,7 +323,7 @@ def test_a_subject_may_provide_an_undeclared_mechanism_and_callers_can_list_it()
     s = _subject({"sinkhorn": abs, "my_op": abs}, {"sinkhorn": cap, "my_op": cap})
     assert undeclared_mechanisms(s.mechanisms) == ["my_op"]
     assert undeclared_mechanisms(s.mechanisms, {**BUILTIN, "my_op": BUILTIN["sinkhorn"]}) == []
-    assert s.supports("my_op") and not s.supports("my_op", "autograd") and s.backward_routes["my_op"] == ()
+    assert s.supports("my_op") and not s.supports("my_op", "autograd") and s.capabilities["my_op"].routes == ()
 
 
 def test_supports_reads_the_capability():

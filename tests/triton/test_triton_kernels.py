@@ -52,7 +52,7 @@ def test_subject_says_why_it_cannot_run_without_interpreter_or_cuda():
 
 def test_subject_declares_only_the_manual_route():
     s = triton_kernels.SUBJECT
-    assert s.backward_routes == {"sinkhorn": ("manual",), "depth_attention": ("manual",)}
+    assert {m: c.routes for m, c in s.capabilities.items()} == {"sinkhorn": ("manual",), "depth_attention": ("manual",)}
     assert s.modules == {"sinkhorn": ("fidelity.impl.triton.sinkhorn",),
                          "depth_attention": ("fidelity.impl.triton.depth_attention",)}
 
