@@ -25,7 +25,7 @@ import torch
 from fidelity.gates import readings
 from fidelity.gates.compare import Tolerance, assert_close
 from fidelity.gates.fixture_values import fixture
-from fidelity.subjects.interfaces import SCORE_CONVENTIONS
+from fidelity.mechanisms.depth_attention import SCORE_CONVENTIONS
 from fidelity.subjects.subject import NotRun
 
 MECH = "block_attnres"

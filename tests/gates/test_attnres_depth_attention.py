@@ -18,7 +18,7 @@ import torch
 from fidelity.gates import readings
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close, assert_predictions_separated, separation
 from fidelity.gates.fixture_values import fixture, value
-from fidelity.subjects.interfaces import SCORE_CONVENTIONS
+from fidelity.mechanisms.depth_attention import SCORE_CONVENTIONS
 
 MECH = "depth_attention"
 DTYPES = [torch.float32, torch.float64]

@@ -25,7 +25,7 @@ from torch.nn import functional as F
 from fidelity.gates import readings
 from fidelity.gates.compare import Tolerance, assert_close
 from fidelity.impl.torch.loop_model import LoopConfig  # the configuration record (data, not the subject's code)
-from fidelity.subjects.interfaces import SCORE_CONVENTIONS
+from fidelity.mechanisms.depth_attention import SCORE_CONVENTIONS
 
 MECH = "loop_model"
 DTYPES = [torch.float32, torch.float64]

@@ -28,7 +28,7 @@ from fidelity.gates.fixture_values import fixture, value
 from fidelity.gates.jacobians import assert_gradcheck_criterion, jacobian_by_central_differences
 from fidelity.gates.kernel_bound import assert_kernel_bounded, kernel_of
 from fidelity.impl.torch import depth_attend as reference_depth_attend
-from fidelity.subjects.interfaces import SCORE_CONVENTIONS
+from fidelity.mechanisms.depth_attention import SCORE_CONVENTIONS
 
 MECH = "depth_attention"
 DTYPES = [torch.float32, torch.float64]
