@@ -230,11 +230,6 @@ class CheckedSubject:
         return checked_mechanism(self._subject.get(mechanism), mechanism, self._subject.name,
                                  self._subject.capabilities.get(mechanism))
 
-    @property
-    def unchecked(self):
-        """The subject record itself (for code that needs it, never for calling mechanisms in a gate)."""
-        return self._subject
-
     def __getattr__(self, name: str):
         return getattr(self._subject, name)
 
