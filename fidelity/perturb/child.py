@@ -15,6 +15,9 @@ The job (written by the runner) is a JSON object:
                 instances are skipped once one has failed by assertion (perturbation children)
   stop_when_any_red   optional: every remaining instance is skipped once any gate has
                 failed by assertion (blind-spot discovery: one killing gate is enough)
+  trace_lines   optional: source files whose executed lines each test records (line_trace.py)
+  mutants       mode "mutants" only: collect once, then run each mutant in a forked process
+                (batch.py)
 
 With a patch, the import hook is installed before pytest (or anything else)
 can import the target, so every import of the target inside this process gets
@@ -54,6 +57,8 @@ def pytest_args(job: dict, keep_file: str | None = None) -> list[str]:
         args.append("--fidelity-stop-gate-when-red")
     if job.get("stop_when_any_red"):
         args.append("--fidelity-stop-when-any-red")
+    for path in job.get("trace_lines") or ():
+        args += ["--fidelity-trace-lines", path]
     if job.get("mode") == "collect":
         args.append("--collect-only")
     args += list(job.get("extra_args") or [])
@@ -70,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     from fidelity.perturb.launch import apply_overrides
 
     apply_overrides(os.environ, job.get("env"))
+    if job.get("mode") == "mutants":
+        from fidelity.perturb import batch
+
+        return batch.main(job)
     patch = job.get("patch")
     finder = None
     if patch:

@@ -79,7 +79,8 @@ def covers(target: str, module: str) -> bool:
     return module == target or module.startswith(target + ".")
 
 
-def _hash_inputs(test_paths: list[str], repo_root: Path) -> list[Path]:
+def hashed_files(test_paths: list[str], repo_root: Path) -> list[Path]:
+    """Every file that decides collection: the test files, the conftests above them, the pytest configuration."""
     files: set[Path] = set()
     for tp in test_paths:
         p = (repo_root / tp).resolve()
@@ -106,7 +107,7 @@ def _hash_inputs(test_paths: list[str], repo_root: Path) -> list[Path]:
 SUBJECT_VARIABLES = ("FIDELITY_SUBJECTS", "FIDELITY_ONLY_SUBJECTS")
 
 
-def _subject_setting(env) -> str:
+def subject_setting(env) -> str:
     """Which subjects the gates are parametrised over: it changes the index too."""
     env = os.environ if env is None else env
     return "".join(f"{var}={env.get(var) or ''}\n" for var in SUBJECT_VARIABLES)
@@ -119,8 +120,8 @@ def index_key(test_paths: list[str], repo_root: str | os.PathLike, env: dict | N
     h = hashlib.sha256()
     h.update(f"format {INDEX_FORMAT}\n".encode())
     h.update(json.dumps(sorted(test_paths)).encode())
-    h.update(_subject_setting(env).encode())
-    for f in _hash_inputs(test_paths, root):
+    h.update(subject_setting(env).encode())
+    for f in hashed_files(test_paths, root):
         h.update(str(f).encode() + b"\0")
         h.update((jsonio.sha256_file(f) or "missing").encode() + b"\n")
     return h.hexdigest()
@@ -147,7 +148,7 @@ def collect(
     env = launch.with_overrides(launch.child_env(str(root), pythonpath), environment)
     key = index_key(test_paths, root, env)
     name = ("gate_index.json" if not any(env.get(v) for v in SUBJECT_VARIABLES)
-            else f"gate_index-{hashlib.sha256(_subject_setting(env).encode()).hexdigest()[:12]}.json")
+            else f"gate_index-{hashlib.sha256(subject_setting(env).encode()).hexdigest()[:12]}.json")
     cache = Path(cache_dir) / name if cache_dir is not None else None
     if cache is not None and cache.exists():
         try:

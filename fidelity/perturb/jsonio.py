@@ -40,6 +40,17 @@ def decode_float(value: float | str | None) -> float | None:
     return float(value)
 
 
+def encode_floats(value: Any) -> Any:
+    """`value` (nested dicts and lists) with every float as encode_float spells it."""
+    if isinstance(value, float):
+        return encode_float(value)
+    if isinstance(value, dict):
+        return {k: encode_floats(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [encode_floats(v) for v in value]
+    return value
+
+
 def encode_readings(readings: dict[str, float]) -> dict[str, float | str | None]:
     return {str(k): encode_float(v) for k, v in readings.items()}
 

@@ -149,29 +149,37 @@ def run_child(job: dict, *, workdir: str | os.PathLike, label: str, cwd: str, en
     else:
         returncode, timed_out = _run_cold(job_path, log_path, cwd, env, timeout_s)
     wall = time.perf_counter() - t0
+    tail = log_path.read_bytes()[-OUTPUT_TAIL:].decode("utf-8", "replace")
+    return read_child(label, results, returncode=returncode, timed_out=timed_out, wall_s=wall,
+                      output_tail=tail, start="warm" if zygote is not None else "cold")
+
+
+def read_child(label: str, results: str | os.PathLike, *, returncode: int | None, timed_out: bool, wall_s: float,
+               output_tail: str = "", start: str = "cold") -> ChildRun:
+    """What a child left in its results file (and the .partial lines when it did not finish)."""
+    results = Path(results)
     final = None
     if results.exists():
         try:
             final = json.loads(results.read_text(encoding="utf-8"))
         except ValueError:
             final = None
-    items, started = _read_partial(partial)
+    items, started = _read_partial(Path(str(results) + ".partial"))
     if final is not None:
         items = final.get("items", [])
     done = {i["nodeid"] for i in items}
     in_flight = next((n for n in reversed(started) if n not in done), None)
-    tail = log_path.read_bytes()[-OUTPUT_TAIL:].decode("utf-8", "replace")
     return ChildRun(
         label=label,
         returncode=returncode,
         timed_out=timed_out,
-        wall_s=wall,
+        wall_s=wall_s,
         results=final,
         items=items,
         in_flight=in_flight if (timed_out or final is None) else None,
         collect_errors=(final or {}).get("collect_errors", []),
-        output_tail=tail,
-        start="warm" if zygote is not None else "cold",
+        output_tail=output_tail,
+        start=start,
     )
 
 

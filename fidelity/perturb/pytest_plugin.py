@@ -42,6 +42,7 @@ import traceback
 import pytest
 
 from fidelity.perturb import jsonio
+from fidelity.perturb.line_trace import LinesExecuted
 
 RESULTS_ENV = "FIDELITY_PERTURB_RESULTS"
 MODE_ENV = "FIDELITY_PERTURB_MODE"
@@ -104,6 +105,9 @@ def pytest_addoption(parser):
                     help="a JSON list of node ids: every other collected test is deselected (run mode)")
     group.addoption("--fidelity-stop-gate-when-red", action="store_true", default=False,
                     help="run a gate's instances in node-id order and skip the rest once one fails by assertion")
+    group.addoption("--fidelity-trace-lines", action="append", default=[], metavar="FILE",
+                    help="record, per test, the lines of FILE it executed and the functions of FILE it called "
+                         "(a mutant of FILE then runs only the tests that reach its lines)")
     group.addoption("--fidelity-stop-when-any-red", action="store_true", default=False,
                     help="skip every remaining instance once any gate fails by assertion (blind-spot discovery "
                          "needs one killing gate, not all of them)")
@@ -132,7 +136,8 @@ def pytest_configure(config):
     recorder = Recorder(mode, results, fixtures, subjects, rootdir=str(config.rootpath),
                         keep=_read_keep(config.getoption("--fidelity-keep")),
                         stop_gate_when_red=config.getoption("--fidelity-stop-gate-when-red"),
-                        stop_when_any_red=config.getoption("--fidelity-stop-when-any-red"))
+                        stop_when_any_red=config.getoption("--fidelity-stop-when-any-red"),
+                        trace_lines=config.getoption("--fidelity-trace-lines"))
     config.pluginmanager.register(recorder, "fidelity-perturb-recorder")
 
 
@@ -152,12 +157,14 @@ def _audit(event, args):
 
 class Recorder:
     def __init__(self, mode: str, results: str, fixtures: str | None, subject_files: list[str], rootdir: str | None = None,
-                 keep: set[str] | None = None, stop_gate_when_red: bool = False, stop_when_any_red: bool = False):
+                 keep: set[str] | None = None, stop_gate_when_red: bool = False, stop_when_any_red: bool = False,
+                 trace_lines: list[str] = ()):
         global _ACTIVE, _AUDIT_INSTALLED
         self.mode = mode
         self.keep = keep
         self.stop_gate_when_red = stop_gate_when_red or stop_when_any_red
         self.stop_when_any_red = stop_when_any_red
+        self.trace_lines = [os.path.abspath(p) for p in trace_lines]
         self._red_gates: set[str] = set()  # gates with an instance failed by assertion (stop mode)
         self.rootdir = os.path.abspath(rootdir) + os.sep if rootdir else None
         self.results = os.path.abspath(results)
@@ -276,10 +283,16 @@ class Recorder:
         self._write_partial({"event": "start", "nodeid": item.nodeid})
         self._stack.append("item:" + item.nodeid)
         t0 = time.perf_counter()
+        trace = LinesExecuted(self.trace_lines) if self.trace_lines else None
         try:
-            return (yield)
+            if trace is None:
+                return (yield)
+            with trace:
+                return (yield)
         finally:
             self._stack.pop()
+            if trace is not None:
+                self._current["lines_executed"] = trace.to_json()
             self._finish(item, time.perf_counter() - t0)
 
     @pytest.hookimpl(wrapper=True)
@@ -377,6 +390,8 @@ class Recorder:
             "duration_s": round(duration, 6),
         }
         entry.update(gate_markers(item))
+        if cur.get("lines_executed") is not None:
+            entry["lines_executed"] = cur["lines_executed"]
         if failure is not None:
             entry.update(failure)
             entry["outcome"] = "failed" if failure["phase"] == "call" else "error"
@@ -401,14 +416,40 @@ class Recorder:
         if self._partial is not None:
             self._partial.close()
             self._partial = None
+        self.write_results(int(exitstatus))
+
+    def write_results(self, exitstatus: int, **extra) -> None:
+        """The final results file (the session's end, or one mutant's end in a batch child)."""
         jsonio.write_json(self.results, {
             "format": FORMAT,
             "mode": self.mode,
-            "exitstatus": int(exitstatus),
+            "exitstatus": exitstatus,
             "items": self.items,
             "collected": self.collected,
             "collect_errors": self.collect_errors,
+            **extra,
         })
+
+    @property
+    def red_gates(self) -> frozenset[str]:
+        """Gates with an instance failed by their own assertion so far."""
+        return frozenset(self._red_gates)
+
+    def skip_unrun(self, item, reason: str) -> None:
+        """Report `item` skipped for `reason` without running it: what the stop modes would report
+        for it, at none of the cost of pytest's protocol (a batch fork past its first red)."""
+        self._readings.reset()
+        self._current = {"failure": None, "skip": {"phase": "setup", "reason": reason}, "readings": None}
+        self._finish(item, 0.0)
+
+    def start_over(self, results: str) -> None:
+        """A batch child's forked process runs one mutant: it reports to its own results file,
+        with nothing of the session before it (batch.py)."""
+        if self._partial is not None:
+            self._partial.close()
+        self.results = os.path.abspath(results)
+        self.items, self._red_gates = [], set()
+        self._partial = open(self.results + ".partial", "w", encoding="utf-8")
 
 
 def _read_keep(path: str | None) -> set[str] | None:

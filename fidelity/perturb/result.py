@@ -67,6 +67,7 @@ class PerturbationResult:
     status: str = "ran"            # ran | current (stale_only: evidence current, not re-run) | not_run
     child: dict | None = None
     observe: bool = False          # nothing expected: no survivor, no miss (an observation)
+    unreached: bool = False        # trace_lines: no instance executed the changed lines, none was run
 
     @property
     def red_by_assertion(self) -> list[str]:
@@ -90,7 +91,7 @@ class PerturbationResult:
         """What each gate did under this perturbation, grouped (see OBSERVED_GROUPS), in gate order."""
         out = {"id": self.id, "title": self.title, "target": self.target, "spec_file": self.spec_file,
                "gates_run": len(self.outcomes), "restored": self.restored,
-               "patch_served": (self.child or {}).get("patch_served")}
+               "patch_served": (self.child or {}).get("patch_served"), "unreached": self.unreached}
         for outcome, key in OBSERVED_GROUPS:
             out[key] = [{"gate": o.gate, "reading": jsonio.encode_float(_observed_reading(o)), "detail": o.detail}
                         for o in self.outcomes if o.outcome == outcome]
@@ -122,6 +123,8 @@ class PerturbationResult:
         return s
 
     def _observed_summary(self) -> str:
+        if self.unreached:
+            return "no gate instance executes the changed lines: none run"
         if not self.outcomes:
             return "no gate covers the target"
         counts = {key: sum(o.outcome == outcome for o in self.outcomes) for outcome, key in OBSERVED_GROUPS}

@@ -44,6 +44,14 @@ acceptance, and it must not replace a record that does). result.ok is then
 True when the run completed and everything was green again, whatever went red.
 With first_red_only as well, a child stops at the first gate red by its own
 assertion and skips the rest (blind-spot discovery asks whether, not which).
+Two more options are for observations only (discovery's fast path):
+trace_lines: the first baseline child records which lines of the targets each
+instance executed (line_trace.py), and a perturbation carrying a `reach`
+({"lines": [first, last]} or {"call": line}) runs only the instances that
+reached it; none reached it: no child at all (PerturbationResult.unreached);
+batched: perturbations run in batch children (batch.py) that collect once and
+fork per perturbation, serving it by code swap; one a swap cannot serve runs in
+a child of its own, as without the option.
 
 `progress(event)` is called from the calling thread with a dict:
 {"event": "collect" | "baseline" | "forced_failure" | "perturbation" |
@@ -70,8 +78,10 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from fidelity.perturb import evidence, gate_index, jsonio, launch, locate, outcomes, patching
+from fidelity.perturb import batch as batch_mod
 from fidelity.perturb import warm_start as warm_start_mod
 from fidelity.perturb.errors import InvalidPerturbation, UnknownGate
+from fidelity.perturb.line_trace import reaches
 from fidelity.perturb.result import GateResult, PerturbationResult, RunResult
 
 FORCED_RED_GATE = Path(__file__).with_name("forced_red_gate.py")
@@ -126,7 +136,25 @@ def validate(p: dict) -> dict:
         "file": p.get("file"),
         "timeout_s": timeout,
         "subject": p.get("subject"),
+        "reach": _reach(p.get("reach"), where),
     }
+
+
+def _reach(reach, where: str) -> dict | None:
+    """What running a perturbation's changed code means, for trace_lines: {"lines": [first, last]}
+    (a line in that range executed), {"call": line} (the function whose code starts at that line
+    was called), or None (module-level code: every instance reaches it)."""
+    if reach is None:
+        return None
+    ok = isinstance(reach, dict) and (
+        (set(reach) == {"lines"} and isinstance(reach["lines"], list) and len(reach["lines"]) == 2
+         and all(isinstance(x, int) for x in reach["lines"]))
+        or (set(reach) == {"call"} and isinstance(reach["call"], int)))
+    if not ok:
+        raise InvalidPerturbation(f"{where}: 'reach' must be {{'lines': [first, last]}} or {{'call': line}}")
+    return reach
+
+
 
 
 def _abs(path: str | os.PathLike, root: Path) -> Path:
@@ -156,13 +184,16 @@ def run(
     observe: bool = False,
     first_red_only: bool = False,
     set_aside_red_baseline: bool = False,
+    trace_lines: bool = False,
+    batched: bool = False,
 ) -> RunResult:
     t_start = time.perf_counter()
     if observe and stale_only:
         raise InvalidPerturbation("an observation runs every perturbation afresh: stale_only does not apply")
-    if (first_red_only or set_aside_red_baseline) and not observe:
-        raise InvalidPerturbation("first_red_only and set_aside_red_baseline are for observations: acceptance "
-                                  "needs every listed gate red and a green baseline")
+    if (first_red_only or set_aside_red_baseline or trace_lines or batched) and not observe:
+        raise InvalidPerturbation("first_red_only, set_aside_red_baseline, trace_lines and batched are for "
+                                  "observations: acceptance needs every listed gate red, a green baseline, "
+                                  "and each perturbation in a child of its own")
     root = Path(repo_root).resolve()
     records_root = _abs(evidence_dir, root) if evidence_dir is not None else evidence.evidence_root(_abs(reports_dir, root))
     fixtures = _abs(fixtures_dir, root)
@@ -222,6 +253,38 @@ def run(
             zygote = None  # the target is imported there already: its patch needs a fresh interpreter
         return launch.run_child(j, workdir=workdir, label=label, cwd=str(root), env=env, timeout_s=timeout,
                                 zygote=zygote)
+
+    def launch_batch(part):
+        """One batch child for `part` (batch.py): [(perturbation, ChildRun or None)]; None for
+        one its forks could not serve by code swap, or left no results (it runs alone then)."""
+        label = f"batch-{part[0]['id']}"
+        mutants = [{"id": p["id"], "module": p["target"], "path": patches[p["id"]].path,
+                    "source": patches[p["id"]].patched, "keep": sorted(instances_of[p["id"]]),
+                    "timeout_s": p["timeout_s"] or timeout_s,
+                    "results": os.path.join(workdir, "batch-results", evidence.sanitise(p["id"]) + ".json")}
+                   for p in part]
+        os.makedirs(os.path.join(workdir, "batch-results"), exist_ok=True)
+        j = dict(job(sorted({g for p in part for g in results[p["id"]].gates}),
+                     keep=set().union(*(instances_of[p["id"]] for p in part))),
+                 mode="mutants", mutants=mutants, stop_gate_when_red=True, stop_when_any_red=first_red_only)
+        batch_child = launch_child(label, j, sum(m["timeout_s"] for m in mutants) + timeout_s)
+        out = []
+        for p, m in zip(part, mutants):
+            status = batch_mod.read_status(m["results"])
+            child = None if status is None else launch.read_child(
+                f"perturbation-{p['id']}", m["results"], returncode=status["returncode"],
+                timed_out=status["timed_out"], wall_s=status["wall_s"], output_tail=batch_child.output_tail,
+                start="batch")
+            if child is not None and (child.results or {}).get(batch_mod.SWAP_IMPOSSIBLE):
+                child = None
+            out.append((p, child))
+        alone = [p["id"] for p, c in out if c is None]
+        if alone:
+            why = (f"the batch child ended {batch_child.status_text}: {batch_child.output_tail[-1500:]}"
+                   if batch_child.status != "ok" or len(alone) == len(out) else "code swap cannot serve them")
+            emit("batch", f"{len(alone)} of {len(out)} run alone ({why}): {', '.join(alone[:5])}"
+                          + (" ..." if len(alone) > 5 else ""))
+        return out
 
     result = RunResult(observe=observe)
     results: dict[str, PerturbationResult] = {}
@@ -292,7 +355,10 @@ def run(
         emit("baseline", f"baseline: {len(selected)} gates, unpatched, twice; forced failure")
         if ff is None:
             ff = submit_forced()
-        f1 = pool.submit(launch_child, "baseline-1", job(selected, keep=selected_instances), timeout_s)
+        j1 = job(selected, keep=selected_instances)
+        if trace_lines:  # the first baseline also says which instance runs which lines of the targets
+            j1["trace_lines"] = sorted({patches[p["id"]].path for p in todo})
+        f1 = pool.submit(launch_child, "baseline-1", j1, timeout_s)
         f2 = pool.submit(launch_child, "baseline-2", job(selected, keep=selected_instances), timeout_s)
         forced, b1, b2 = ff.result(), f1.result(), f2.result()
 
@@ -329,6 +395,18 @@ def run(
             result.compute_ok()
             return result
 
+        if trace_lines:  # a perturbation runs only the instances that reach its changed code
+            executed = {it["nodeid"]: it.get("lines_executed") or {} for it in b1.items}
+            for p in todo:
+                if p["reach"] is None:
+                    continue
+                path = patches[p["id"]].path
+                keep = {n for n in instances_of[p["id"]] if reaches(executed.get(n, {}).get(path), p["reach"])}
+                instances_of[p["id"]] = keep
+                gates_of[p["id"]] = sorted({_gate_of(n) for n in keep})
+                results[p["id"]].gates = gates_of[p["id"]]
+                results[p["id"]].unreached = not keep
+
         # 5. perturbations, one child each, the costliest first (their instances' baseline
         # durations), so the short ones fill the end; 6. green after: unpatched children over
         # every gate run, split into `jobs` parts of about equal cost (whole gates each), queued
@@ -337,12 +415,21 @@ def run(
         cost = _durations(b1)
         total = len(todo)
         futures = {}
-        for p in sorted(todo, key=lambda p: -sum(cost.get(n, 0.0) for n in instances_of[p["id"]])):
-            pr = results[p["id"]]
-            if pr.gates:
-                t = p["timeout_s"] or timeout_s
-                futures[pool.submit(launch_child, f"perturbation-{p['id']}",
-                                    job(pr.gates, patches[p["id"]], keep=instances_of[p["id"]]), t, p["target"])] = p
+
+        def submit_one(p):
+            t = p["timeout_s"] or timeout_s
+            futures[pool.submit(launch_child, f"perturbation-{p['id']}",
+                                job(results[p["id"]].gates, patches[p["id"]], keep=instances_of[p["id"]]),
+                                t, p["target"])] = p
+
+        with_gates = sorted((p for p in todo if results[p["id"]].gates),
+                            key=lambda p: -sum(cost.get(n, 0.0) for n in instances_of[p["id"]]))
+        if batched:
+            for part in _batches(with_gates, jobs):
+                futures[pool.submit(launch_batch, part)] = part
+        else:
+            for p in with_gates:
+                submit_one(p)
         ran_gates = sorted({g for p in todo for g in results[p["id"]].gates})
         ran_instances = set().union(*(instances_of[p["id"]] for p in todo if results[p["id"]].gates))
         after_parts = _balanced_parts(ran_instances, cost, jobs)
@@ -356,9 +443,8 @@ def run(
                 done_count += 1
                 emit("perturbation", f"[{done_count}/{total}] {p['id']} ... {results[p['id']].summary()}",
                      index=done_count, total=total, id=p["id"], status=results[p["id"]].summary())
-        for fut in cf.as_completed(futures):
-            p = futures[fut]
-            child = fut.result()
+        def finish(p, child):
+            nonlocal done_count
             pr = results[p["id"]]
             pr.status = "ran"
             pr.child = child.to_json()
@@ -367,6 +453,18 @@ def run(
             done_count += 1
             emit("perturbation", f"[{done_count}/{total}] {p['id']} ... {pr.summary()}",
                  index=done_count, total=total, id=p["id"], status=pr.summary())
+
+        while futures:
+            fut = next(cf.as_completed(futures))
+            what = futures.pop(fut)
+            if isinstance(what, dict):
+                finish(what, fut.result())
+                continue
+            for p, child in fut.result():  # a batch: what each fork left, or None to run it alone
+                if child is None:
+                    submit_one(p)
+                else:
+                    finish(p, child)
 
         if after_futures:
             emit("green_after", f"green after: {len(ran_gates)} gates, unpatched, in {len(after_futures)} children")
@@ -531,6 +629,21 @@ def _counts(nodeids) -> dict[str, int]:
 def _durations(child: launch.ChildRun) -> dict[str, float]:
     """Seconds each instance took in an unpatched run: the cost model for ordering children."""
     return {it["nodeid"]: float(it.get("duration_s") or 0.0) for it in child.items}
+
+
+BATCH_SIZE = 24  # mutants per batch child: its collection is paid once per batch; progress comes per batch
+
+
+def _batches(perts: list[dict], jobs: int) -> list[list[dict]]:
+    """Perturbations (costliest first) dealt round-robin into at least `jobs` batches of at most
+    BATCH_SIZE, so every worker has one and each batch has a share of costly and cheap ones."""
+    if not perts:
+        return []
+    count = max(jobs, -(-len(perts) // BATCH_SIZE))
+    parts: list[list[dict]] = [[] for _ in range(min(count, len(perts)))]
+    for i, p in enumerate(perts):
+        parts[i % len(parts)].append(p)
+    return parts
 
 
 def _balanced_parts(nodeids: set[str], cost: dict[str, float], parts: int) -> list[set[str]]:
