@@ -12,6 +12,8 @@ Stages, in order (if the specs do not load, no later stage runs):
   evidence  every gate has current evidence of going red by its own assertion
             under a perturbation (and green again); every implemented equation
             is covered by an accepted gate; every perturbation is caught
+  discovery every blind spot `fidelity discover` recorded in the project's code
+            is closed by a gate or explained beside its equation in the spec
 """
 from __future__ import annotations
 
@@ -55,7 +57,7 @@ def run(args) -> int:
 
     if args.subject:
         return _conformance(cat, args, say, report)
-    from fidelity.check import claims_stage, code_stage, evidence_stage, fixtures_stage, gates_stage
+    from fidelity.check import claims_stage, code_stage, discovery_stage, evidence_stage, fixtures_stage, gates_stage
 
     for stage in (fixtures_stage, claims_stage, code_stage):
         result = stage.run(cat, args, say)
@@ -69,6 +71,7 @@ def run(args) -> int:
     report["equations"] = acceptance.pop("equations")
     report["perturbations"] = acceptance.pop("perturbations")
     report["stages"].append(acceptance)
+    report["stages"].append(discovery_stage.run(cat, args, say))
     report["ok"] = all(s["ok"] for s in report["stages"])
     if args.json:
         print_json(report)

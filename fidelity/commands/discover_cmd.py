@@ -23,6 +23,15 @@ children, only the gates covering the module, no file on disk edited), and class
 
 Modules: --module M (repeatable), or every module of --subject NAME (default: the
 project's own subjects). `fidelity discover --list-operators` lists the operators.
+A complete run (no --budget, no --operator) is recorded as evidence under
+reports/discovery/ (one file per module; with --subject, a folder per subject), where
+`fidelity check` reads it: a blind spot in the project's own code fails the check until a
+gate closes it or the spec explains it beside its equation, by the key printed here:
+
+  out_of_scope:          (or equivalent:)
+    - mutant: fidelity.impl.torch.mhc:3f2a9c1b7d4e
+      reason: why no gate needs to see this change
+
 Exit: 0 the run completed and found no blind spot; 1 a blind spot, or a run that cannot
 be trusted (red or flaky baseline, a file changed); 2 usage errors.
 """
@@ -48,20 +57,21 @@ def _usage(message: str) -> int:
     return EXIT_USAGE
 
 
-def _modules_and_environment(args) -> tuple[list[str], dict | None]:
+def _modules_and_environment(args) -> tuple[list[str], dict | None, str | None]:
+    """The modules to mutate, the children's subject variables, and the subject's name (None: ours)."""
     from fidelity.subjects import registry
 
     if args.subject:
         ref, subject = registry.resolve(args.subject)
-        environment = {registry.EXTRA_ENV: ref, registry.ONLY_ENV: subject.name}
+        environment, name = {registry.EXTRA_ENV: ref, registry.ONLY_ENV: subject.name}, subject.name
         subjects = [subject]
     else:
-        environment = None
+        environment, name = None, None
         subjects = registry.all_subjects()
     if args.module:
-        return list(dict.fromkeys(args.module)), environment
+        return list(dict.fromkeys(args.module)), environment, name
     modules = [m for s in subjects for mods in s.modules.values() for m in mods]
-    return list(dict.fromkeys(modules)), environment
+    return list(dict.fromkeys(modules)), environment, name
 
 
 def run(args) -> int:
@@ -82,29 +92,42 @@ def run(args) -> int:
     from fidelity.subjects.registry import SubjectLoadError
 
     try:
-        modules, environment = _modules_and_environment(args)
+        modules, environment, subject_name = _modules_and_environment(args)
     except SubjectLoadError as exc:
         return _usage(str(exc))
     if not modules:
         return _usage("no module to mutate: give --module M, or a subject that names its modules")
     here = args.project
     say = (lambda e: None) if args.json else (lambda e: print(e.get("message", ""), file=sys.stderr, flush=True))
-    results = []
+    from fidelity.discover import records
+
+    complete = args.budget is None and not args.operator
+    tests = [here.relative(here.gates)]
+    results, written = [], []
     for module in modules:
         say({"message": f"== {module}"})
+        hashes = records.current_hashes(module, here.root, tests, environment)  # of what this run sees
         try:
-            results.append(discover(module, root=here.root, test_paths=(here.relative(here.gates),),
-                                    fixtures_dir=here.fixtures, operators=args.operator or None, budget=args.budget,
-                                    jobs=args.jobs, progress=say, environment=environment))
+            result = discover(module, root=here.root, test_paths=tuple(tests),
+                              fixtures_dir=here.fixtures, operators=args.operator or None, budget=args.budget,
+                              jobs=args.jobs, progress=say, environment=environment)
         except (TargetNotFound, PerturbError) as exc:
             return _usage(str(exc))
+        results.append(result)
+        if complete and result.run_ok:
+            written.append(str(records.write(here.reports, records.build(
+                result, target_file=result.target_file, subject=subject_name, hashes=hashes))))
+    if not complete:
+        say({"message": "a partial run (--budget or --operator): no discovery record written"})
     if args.json:
-        print_json({"ok": all(r.run_ok for r in results),
+        print_json({"ok": all(r.run_ok for r in results), "records": written,
                     "mutants": [m for r in results for m in r.to_json()["mutants"]],
                     "modules": [{k: v for k, v in r.to_json().items() if k != "mutants"} for r in results]})
     else:
         for r in results:
             print(_table(r))
+        for path in written:
+            print(f"recorded: {path}")
     blind = sum(1 for r in results for m in r.mutants if m.outcome == "blind_spot")
     return EXIT_OK if all(r.run_ok for r in results) and not blind else EXIT_RED
 
@@ -130,6 +153,6 @@ def _table(result) -> str:
             why = m.detail or (m.equivalence or {}).get("witness")
             if isinstance(why, dict):
                 why = f"{why['input']}: difference {why['difference']:.3g}" + (f" ({why['error']})" if why.get("error") else "")
-            lines.append(f"{m.outcome.upper():10} {m.id} line {m.line} {m.function or ''} {m.operator}: "
+            lines.append(f"{m.outcome.upper():10} {m.module}:{m.key} ({m.id}) line {m.line} {m.function or ''} {m.operator}: "
                          f"{m.description} -- {why}")
     return "\n".join(lines)

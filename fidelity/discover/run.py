@@ -15,13 +15,15 @@ edited; a child stops at the first gate red by its own assertion), and classify 
 """
 from __future__ import annotations
 
+import ast
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fidelity.discover import operators as ops
-from fidelity.discover import equivalence
-from fidelity.perturb import locate, patching
+from fidelity.discover import equivalence, records
+from fidelity.discover.reach import reach_of
+from fidelity.perturb import jsonio, locate, patching
 from fidelity.perturb.runner import observe
 
 OUTCOMES = ("killed", "error", "equivalent", "blind_spot", "undecided")
@@ -29,7 +31,8 @@ OUTCOMES = ("killed", "error", "equivalent", "blind_spot", "undecided")
 
 @dataclass
 class MutantResult:
-    id: str
+    id: str                # module's short name and running number: readable, shifts when the source does
+    key: str               # records.mutant_key: stable while the edit is; what a spec names
     module: str
     operator: str
     line: int
@@ -42,7 +45,7 @@ class MutantResult:
     equivalence: dict | None = None
 
     def to_json(self) -> dict:
-        return {"id": self.id, "module": self.module, "operator": self.operator, "line": self.line,
+        return {"id": self.id, "key": self.key, "module": self.module, "operator": self.operator, "line": self.line,
                 "function": self.function, "description": self.description, "diff": self.diff,
                 "outcome": self.outcome, "killed_by": self.killed_by, "detail": self.detail,
                 "equivalence": self.equivalence}
@@ -57,6 +60,7 @@ class Discovery:
     run_error: str | None
     seconds: float
     set_aside: list[str] = field(default_factory=list)  # gates red before any mutant (a package's findings)
+    target_file: str = ""  # the module's file as its name spells it (locate.module_path)
 
     def counts(self) -> dict[str, dict[str, int]]:
         """operator -> outcome -> count."""
@@ -67,10 +71,10 @@ class Discovery:
         return dict(sorted(table.items()))
 
     def to_json(self) -> dict:
-        return {"module": self.module, "ok": self.run_ok, "error": self.run_error, "seconds": round(self.seconds, 2),
+        return jsonio.encode_floats({"module": self.module, "ok": self.run_ok, "error": self.run_error, "seconds": round(self.seconds, 2),
                 "gates_set_aside": self.set_aside,
                 "mutants_per_second": round(len(self.mutants) / self.seconds, 3) if self.seconds else None,
-                "dropped": self.dropped, "counts": self.counts(), "mutants": [m.to_json() for m in self.mutants]}
+                "dropped": self.dropped, "counts": self.counts(), "mutants": [m.to_json() for m in self.mutants]})
 
 
 def unique_edit(source: str, mutant) -> dict:
@@ -96,38 +100,50 @@ def _short(module: str) -> str:
 
 def discover(module: str, *, root: Path, test_paths: tuple[str, ...], fixtures_dir: Path,
              operators: list[str] | None = None, budget: int | None = None, jobs: int | None = None,
-             progress=None, decide_equivalence: bool = True, environment: dict | None = None) -> Discovery:
+             progress=None, decide_equivalence: bool = True, environment: dict | None = None,
+             batched: bool = True) -> Discovery:
     start = time.perf_counter()
     path = locate.find_source(module, locate.child_search_path(str(root)))
     source, _ = patching.read_source(path)
     generated = ops.generate(source, operators)
     mutants = generated.mutants[:budget] if budget else generated.mutants
+    tree = ast.parse(source)
     results: dict[str, MutantResult] = {}
     perturbations, mutated = [], {}
     for i, m in enumerate(mutants, 1):
         mid = f"{_short(module)}.m{i}"
         edit = unique_edit(source, m)
         perturbations.append({"id": mid, "title": f"{m.operator}: {m.description}", "target": module,
-                              "edits": [edit], "gates": []})
+                              "edits": [edit], "gates": [], "reach": reach_of(tree, m.line, m.end_line)})
         mutated[mid] = (m, patching.apply_edits(source, [edit], perturbation_id=mid, file=path))
-        results[mid] = MutantResult(mid, module, m.operator, m.line, m.function, m.description,
+        results[mid] = MutantResult(mid, records.mutant_key(edit), module, m.operator, m.line, m.function, m.description,
                                     patching.unified_diff(source, mutated[mid][1], locate.module_path(module, path)))
     if not perturbations:
-        return Discovery(module, [], dict(generated.dropped), True, None, time.perf_counter() - start)
+        return Discovery(module, [], dict(generated.dropped), True, None, time.perf_counter() - start,
+                         target_file=locate.module_path(module, path))
     run = observe(perturbations, repo_root=root, test_paths=test_paths, fixtures_dir=fixtures_dir, jobs=jobs,
                   progress=progress, first_red_only=True, environment=environment,
                   # someone else's package may fail gates already (its findings): those cannot tell
                   # a mutant from the original and are set aside; ours must be green
-                  set_aside_red_baseline=environment is not None)
+                  set_aside_red_baseline=environment is not None,
+                  # each mutant runs only the instances that execute its code, in batch children
+                  # that collect once and fork per mutant (perturb/batch.py)
+                  trace_lines=True, batched=batched)
     if run.error:
         return Discovery(module, list(results.values()), dict(generated.dropped), False, run.error,
-                         time.perf_counter() - start)
+                         time.perf_counter() - start, target_file=locate.module_path(module, path))
     for seen in run.observed():
         r = results[seen["id"]]
         if seen["red_by_assertion"]:
             r.outcome, r.killed_by = "killed", [g["gate"] for g in seen["red_by_assertion"]]
         elif seen["red_other"]:
             r.outcome, r.detail = "error", seen["red_other"][0].get("detail", "")
+        elif seen.get("unreached"):
+            r.detail = "no gate instance executes the mutated code"
+            if decide_equivalence:
+                m, text = mutated[r.id]
+                r.equivalence = equivalence.decide(module, path, source, text, (m.line, m.end_line))
+                r.outcome = r.equivalence["verdict"]
         elif not seen.get("patch_served"):
             r.outcome = "blind_spot"
             r.detail = "no gate imports this module: nothing holds this code to the paper"
@@ -138,4 +154,5 @@ def discover(module: str, *, root: Path, test_paths: tuple[str, ...], fixtures_d
         if progress is not None and r.outcome in ("blind_spot", "undecided", "equivalent"):
             progress({"event": "verdict", "message": f"{r.id} {r.operator} line {r.line}: {r.outcome}"})
     return Discovery(module, list(results.values()), dict(generated.dropped), run.ok, run.error,
-                     time.perf_counter() - start, list((run.baseline or {}).get("set_aside", [])))
+                     time.perf_counter() - start, list((run.baseline or {}).get("set_aside", [])),
+                     target_file=locate.module_path(module, path))

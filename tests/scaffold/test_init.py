@@ -26,7 +26,7 @@ def test_perturb_all_then_check_is_green_in_the_new_project(scaffolded):
     check = fidelity("check", "--json", cwd=scaffolded)
     report = json.loads(check.stdout)
     assert check.returncode == 0 and report["ok"], check.stdout[-3000:]
-    assert {s["stage"] for s in report["stages"]} == {"specs", "fixtures", "claims", "code", "gates", "evidence"}
+    assert {s["stage"] for s in report["stages"]} == {"specs", "fixtures", "claims", "code", "gates", "evidence", "discovery"}
     assert [c["verdict"] for c in report["claims"]] == ["confirmed"]
     [gate] = report["gates"]
     assert gate["status"] == "passed" and gate["accepted_by"] == ["P1"]

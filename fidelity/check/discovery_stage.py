@@ -1,0 +1,81 @@
+"""check stage: blind spots. Every blind spot `fidelity discover` recorded in the project's own
+code must be closed by a gate (re-run discover: it becomes killed) or explained beside the
+equation it touches (an `equivalent:` or `out_of_scope:` entry naming `module:key`).
+
+A stale record (the module, the gates or the discovery code changed since) still counts: what
+it found is not forgotten because the code moved; the stage says it is stale and how to
+refresh it. Records of other subjects (`discover --subject`) are findings about those packages,
+reported by the ledger, not by this verdict. Undecided mutants (no probe reached them) are
+counted, never called equivalent, and do not fail the check.
+"""
+from __future__ import annotations
+
+from fidelity import project
+from fidelity.discover import explanations as explained
+from fidelity.discover import records
+
+
+def run(cat, args, say) -> dict:
+    here = project.current()
+    problems, notes, rows = [], [], []
+    try:
+        recs = [r for r in records.load_all(here.reports) if not r.get("subject")]
+        explanations = explained.from_catalogue(cat)
+    except (records.CorruptRecord, explained.DuplicateExplanation) as exc:
+        say(f"discovery RED  {exc}")
+        return {"stage": "discovery", "ok": False, "problems": [str(exc)], "notes": [], "records": []}
+    used = set()
+    for rec in recs:
+        module = rec["module"]
+        stale = records.staleness(rec, records.current_hashes(module, here.root, [here.relative(here.gates)]))
+        if stale:
+            notes.append(f"the record of {module} is stale ({'; '.join(stale)}): "
+                         f"run `fidelity discover --module {module}`")
+        keys = set()
+        blind = []
+        for m in rec["mutants"]:
+            full = explained.name(module, m["key"])
+            keys.add(full)
+            if m["outcome"] != "blind_spot":
+                if full in explanations:
+                    notes.append(f"{full} is explained beside {explanations[full].equation} but is "
+                                 f"{m['outcome']} now: the entry can go")
+                    used.add(full)
+                continue
+            why = explanations.get(full)
+            blind.append({"mutant": full, "id": m["id"], "line": m["line"], "operator": m["operator"],
+                          "description": m["description"],
+                          "explained": None if why is None else {"kind": why.kind, "reason": why.reason,
+                                                                 "equation": why.equation}})
+            if why is None:
+                problems.append(f"unexplained blind spot {full} ({m['id']}, line {m['line']}, {m['operator']}: "
+                                f"{m['description']}): close it with a gate, or explain it beside its equation "
+                                f"(equivalent: / out_of_scope: with mutant: {full})")
+            else:
+                used.add(full)
+        if not stale:  # an entry naming a mutant a current record does not have explains nothing
+            for full in sorted(k for k in explanations if k.startswith(module + ":") and k not in keys):
+                problems.append(f"{full} is explained beside {explanations[full].equation} "
+                                f"({explanations[full].where}), but the current discovery record of {module} "
+                                f"has no such mutant: remove or correct the entry")
+                used.add(full)
+        counts = {}
+        for m in rec["mutants"]:
+            counts[m["outcome"]] = counts.get(m["outcome"], 0) + 1
+        rows.append({"module": module, "file": rec["_file"], "current": not stale, "stale_reasons": stale,
+                     "counts": counts, "blind_spots": blind})
+    for msg in problems[:40]:
+        say(f"discovery RED  {msg}")
+    if len(problems) > 40:
+        say(f"discovery ... and {len(problems) - 40} more")
+    for msg in notes:
+        say(f"discovery note {msg}")
+    total = {}
+    for row in rows:
+        for k, v in row["counts"].items():
+            total[k] = total.get(k, 0) + v
+    shown = ", ".join(f"{v} {k}" for k, v in sorted(total.items())) or "no mutants"
+    say(f"discovery {'ok ' if not problems else 'RED'}  {len(rows)} modules recorded: {shown}; "
+        f"{sum(1 for r in rows for b in r['blind_spots'] if b['explained'])} blind spots explained, "
+        f"{sum(1 for r in rows for b in r['blind_spots'] if not b['explained'])} unexplained")
+    return {"stage": "discovery", "ok": not problems, "problems": problems, "notes": notes, "records": rows}

@@ -1,0 +1,139 @@
+"""Discovery records: what `fidelity discover` found in one module, kept as evidence.
+
+Path: `<reports>/discovery/<module>.json` for the project's own subjects, and
+`<reports>/discovery/<subject>/<module>.json` for a run against another subject (a
+third-party package), so neither overwrites the other. Written atomically and
+deterministically (jsonio), like the perturbation records.
+
+A record (SCHEMA "fidelity.discover/1"):
+  schema, module, target_file, subject     what was mutated (target_file as the module name
+                                           spells it), and against which subject (null: ours)
+  hashes        {"target_source", "gates", "discovery"}: sha256 of the module's source, the
+                gate index key (every gate file and the pytest configuration), and the
+                discovery code itself (operators and the equivalence decision)
+  counts, dropped, mutants                 as `fidelity discover --json` prints them; each
+                mutant has a `key` (see mutant_key) that stays the same while its edit does
+  versions, recorded_at
+
+A record is CURRENT while all three hashes match; a stale one still says what the last run
+found (its blind spots are not forgotten because the source moved), and says it is stale.
+
+Only a complete run is recorded: a run cut by --budget or --operator saw some mutants only,
+and writing it would lose what a complete one found.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from fidelity.perturb import evidence, gate_index, jsonio, locate
+
+SCHEMA = "fidelity.discover/1"
+DISCOVERY_DIR = "discovery"
+_CODE = Path(__file__).parent
+
+
+def discovery_root(reports_dir: str | os.PathLike) -> Path:
+    return Path(reports_dir) / DISCOVERY_DIR
+
+
+def record_path(reports_dir: str | os.PathLike, module: str, subject: str | None = None) -> Path:
+    folder = discovery_root(reports_dir)
+    if subject:
+        folder = folder / evidence.sanitise(subject)
+    return folder / f"{evidence.sanitise(module)}.json"
+
+
+def mutant_key(edit: dict) -> str:
+    """A mutant's stable name: a hash of its find/replace edit, whose find text is unique in
+    the file. It survives edits elsewhere in the module (unlike the running number in its id),
+    so a spec can name the mutant it explains."""
+    return hashlib.sha256(f"{edit['find']}\0{edit['replace']}".encode()).hexdigest()[:12]
+
+
+def discovery_code_sha256() -> str:
+    """The discovery code (operators, equivalence): a change in it may change any verdict."""
+    h = hashlib.sha256()
+    for f in sorted(_CODE.rglob("*.py")):
+        if "__pycache__" not in f.parts:
+            h.update(f.relative_to(_CODE).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def current_hashes(module: str, repo_root: Path, test_paths: list[str], environment: dict | None = None) -> dict:
+    """The three hashes a record of `module` would carry now (None for a module not found)."""
+    try:
+        source = jsonio.sha256_file(locate.find_source(module, locate.child_search_path(str(repo_root))))
+    except locate.TargetNotFound:
+        source = None
+    env = dict(os.environ)
+    for k, v in (environment or {}).items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    return {"target_source": source, "gates": gates_sha256(test_paths, Path(repo_root), env),
+            "discovery": discovery_code_sha256()}
+
+
+def gates_sha256(test_paths: list[str], repo_root: Path, env: dict) -> str:
+    """The gate files, the conftests above them and the pytest configuration, by their paths
+    relative to the project (a checkout elsewhere hashes the same), and the subject setting."""
+    root = repo_root.resolve()
+    h = hashlib.sha256(gate_index.subject_setting(env).encode())
+    for f in gate_index.hashed_files(test_paths, root):
+        try:
+            name = f.relative_to(root).as_posix()
+        except ValueError:
+            name = f.name
+        h.update(name.encode() + b"\0" + (jsonio.sha256_file(f) or "missing").encode() + b"\n")
+    return h.hexdigest()
+
+
+def build(discovery, *, target_file: str, subject: str | None, hashes: dict) -> dict:
+    data = discovery.to_json()
+    return {"schema": SCHEMA, "module": discovery.module, "target_file": target_file, "subject": subject,
+            "hashes": hashes, "counts": data["counts"], "dropped": data["dropped"],
+            "gates_set_aside": data["gates_set_aside"], "mutants": data["mutants"],
+            "versions": evidence.versions(), "recorded_at": evidence.utc_now()}
+
+
+def write(reports_dir: str | os.PathLike, record: dict) -> Path:
+    path = record_path(reports_dir, record["module"], record.get("subject"))
+    jsonio.write_json(path, record)
+    return path
+
+
+class CorruptRecord(Exception):
+    """A discovery record that cannot be read: named, never skipped in silence."""
+
+
+def load_all(reports_dir: str | os.PathLike) -> list[dict]:
+    """Every record under `<reports>/discovery`, ours and other subjects'; a file that is not a
+    valid record raises CorruptRecord naming it."""
+    root = discovery_root(reports_dir)
+    if not root.is_dir():
+        return []
+    records = []
+    for f in sorted(root.rglob("*.json")):
+        try:
+            rec = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise CorruptRecord(f"{f}: not readable JSON ({exc}); delete it and run `fidelity discover` again") from None
+        if not isinstance(rec, dict) or rec.get("schema") != SCHEMA or not isinstance(rec.get("mutants"), list):
+            raise CorruptRecord(f"{f}: not a discovery record (schema {SCHEMA}); delete it and run "
+                                f"`fidelity discover` again")
+        rec["_file"] = str(f)
+        records.append(rec)
+    return records
+
+
+def staleness(record: dict, now: dict) -> list[str]:
+    """Why `record` no longer describes the code (`now`: current_hashes for its module)."""
+    was = record.get("hashes") or {}
+    names = {"target_source": f"the source of {record['module']} changed",
+             "gates": "the gates changed", "discovery": "the discovery code (operators, equivalence) changed"}
+    return [why for key, why in names.items() if was.get(key) != now.get(key)]
+

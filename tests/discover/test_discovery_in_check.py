@@ -1,0 +1,140 @@
+"""`fidelity check` fails on a blind spot `fidelity discover` recorded until a gate closes it or the
+spec explains it beside its equation. The toy is the project `fidelity init` writes: its gate
+calls the softmax at T = 2 only, so the default T = 1 is a default no gate reaches."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from fidelity import project
+
+
+def fidelity(*argv, cwd):
+    env = {k: v for k, v in os.environ.items() if k != project.ROOT_ENV}
+    return subprocess.run([sys.executable, "-m", "fidelity", *argv], capture_output=True, text=True, cwd=cwd, env=env)
+
+
+def stage(report, name):
+    return next(s for s in report["stages"] if s["stage"] == name)
+
+
+@pytest.fixture(scope="module")
+def discovered(tmp_path_factory):
+    scratch = tmp_path_factory.mktemp("scratch")
+    assert fidelity("init", "mypaper", cwd=scratch).returncode == 0
+    root = scratch / "mypaper"
+    assert fidelity("perturb", "--all", cwd=root).returncode == 0
+    before = json.loads(fidelity("check", "--json", cwd=root).stdout)
+    found = fidelity("discover", "--module", "mypaper.softmax", "--json", cwd=root)
+    return root, before, found
+
+
+def test_before_any_discovery_the_stage_is_green_and_says_nothing_was_recorded(discovered):
+    _, before, _ = discovered
+    assert before["ok"] and stage(before, "discovery") == {"stage": "discovery", "ok": True, "problems": [],
+                                                            "notes": [], "records": []}
+
+
+def test_discover_records_what_it_found_and_exits_1_on_a_blind_spot(discovered):
+    root, _, found = discovered
+    assert found.returncode == 1, found.stderr[-2000:]
+    report = json.loads(found.stdout)
+    [path] = report["records"]
+    record = json.loads((root / "reports" / "discovery" / "mypaper.softmax.json").read_text())
+    assert os.path.samefile(path, root / "reports" / "discovery" / "mypaper.softmax.json")
+    assert record["schema"] == "fidelity.discover/1" and record["subject"] is None
+    assert [m["key"] for m in record["mutants"]] == [m["key"] for m in report["mutants"]]
+
+
+def _default_mutants(report):
+    return [m for m in report["mutants"] if m["operator"] == "parameter_default" and "temperature=1.0" in m["description"]]
+
+
+def test_check_fails_naming_the_default_no_gate_reaches(discovered):
+    root, _, found = discovered
+    defaults = _default_mutants(json.loads(found.stdout))
+    assert defaults and all(m["outcome"] == "blind_spot" for m in defaults)
+    check = fidelity("check", "--json", cwd=root)
+    report = json.loads(check.stdout)
+    assert check.returncode == 1 and not report["ok"]
+    assert [s["stage"] for s in report["stages"] if not s["ok"]] == ["discovery"]
+    problems = stage(report, "discovery")["problems"]
+    for m in defaults:
+        assert any(f"unexplained blind spot mypaper.softmax:{m['key']}" in p for p in problems), problems
+    text = fidelity("check", cwd=root)
+    assert "discovery RED  unexplained blind spot mypaper.softmax:" in text.stdout and "check: RED" in text.stdout
+
+
+def test_explaining_every_blind_spot_beside_its_equation_turns_check_green(discovered, tmp_path):
+    import shutil
+
+    root, _, found = discovered
+    explained = tmp_path / "explained"
+    shutil.copytree(root, explained)
+    blind = [m for m in json.loads(found.stdout)["mutants"] if m["outcome"] == "blind_spot"]
+    entries = "".join(f'      - mutant: "mypaper.softmax:{m["key"]}"\n        reason: "the test explains it"\n'
+                      for m in blind)
+    spec = explained / "specs" / "mypaper.yaml"
+    text = spec.read_text()
+    anchor = '      - "mypaper.softmax:tempered_softmax"\n'
+    spec.write_text(text.replace(anchor, anchor + "    out_of_scope:\n" + entries))
+    check = fidelity("check", "--json", cwd=explained)
+    report = json.loads(check.stdout)
+    assert check.returncode == 0 and report["ok"], stage(report, "discovery")
+    [row] = stage(report, "discovery")["records"]
+    assert len(row["blind_spots"]) == len(blind)
+    assert all(b["explained"] == {"kind": "out_of_scope", "reason": "the test explains it", "equation": "mypaper.eq1"}
+               for b in row["blind_spots"])
+
+
+def test_an_entry_naming_no_recorded_mutant_is_refused(discovered, tmp_path):
+    import shutil
+
+    root, _, _ = discovered
+    wrong = tmp_path / "wrong"
+    shutil.copytree(root, wrong)
+    spec = wrong / "specs" / "mypaper.yaml"
+    anchor = '      - "mypaper.softmax:tempered_softmax"\n'
+    spec.write_text(spec.read_text().replace(anchor, anchor + '    equivalent:\n      - mutant: "mypaper.softmax:000000000000"\n'
+                                                              '        reason: "a typo"\n'))
+    problems = stage(json.loads(fidelity("check", "--json", cwd=wrong).stdout), "discovery")["problems"]
+    assert any("mypaper.softmax:000000000000 is explained beside mypaper.eq1" in p and "has no such mutant" in p
+               for p in problems)
+
+
+def test_a_record_of_a_changed_module_is_stale_and_its_blind_spots_still_count(discovered, tmp_path):
+    import shutil
+
+    root, _, _ = discovered
+    moved = tmp_path / "moved"
+    shutil.copytree(root, moved)
+    module = moved / "mypaper" / "softmax.py"
+    module.write_text(module.read_text() + "\n# an edit\n")
+    report = json.loads(fidelity("check", "--json", cwd=moved).stdout)
+    discovery = stage(report, "discovery")
+    assert not discovery["ok"] and discovery["problems"]
+    assert any("the record of mypaper.softmax is stale (the source of mypaper.softmax changed)" in n
+               for n in discovery["notes"])
+
+
+def test_a_record_moved_with_its_checkout_is_still_current(discovered, tmp_path):
+    import shutil
+
+    root, _, _ = discovered
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(root, elsewhere)
+    discovery = stage(json.loads(fidelity("check", "--json", cwd=elsewhere).stdout), "discovery")
+    assert [r["current"] for r in discovery["records"]] == [True], discovery["notes"]
+
+
+def test_a_corrupt_record_is_named_not_skipped(discovered, tmp_path):
+    import shutil
+
+    root, _, _ = discovered
+    broken = tmp_path / "broken"
+    shutil.copytree(root, broken)
+    (broken / "reports" / "discovery" / "mypaper.softmax.json").write_text('{"schema": "fidelity.discover/1", ')
+    discovery = stage(json.loads(fidelity("check", "--json", cwd=broken).stdout), "discovery")
+    assert not discovery["ok"] and "mypaper.softmax.json: not readable JSON" in discovery["problems"][0]
