@@ -6,6 +6,7 @@ One idea per file:
   gaterun     run the gate suite once for the subject matrix (and once per third-party
               subject asked for with --subject), or read a recorded run
   separation  relative distances of fixture predictions; separations in tolerance units
+  discovery   the blind spots `fidelity discover` recorded, per paper, with the spec's explanations
   model       gather everything into one JSON-safe dict (the only input of the renderers)
   blocks      the shapes a page is made of (headings, tables, tags, ...)
   document    the ledger laid out as blocks, paper by paper
@@ -13,6 +14,6 @@ One idea per file:
   html        blocks + plots -> one HTML page, no network (ledger.html)
   plots       matplotlib, imported only there; deterministic PNGs
   jsonreport  the gathered dict as JSON (ledger.json)
-  stryker     perturbations as a mutation-testing-report-schema v2 report
+  stryker     perturbations and discovered mutants as a mutation-testing-report-schema v2 report
   outputs     generate every file in memory, write them, or check them
 """

@@ -1,17 +1,25 @@
 """The ledger as a page: the gathered data (model.gather) laid out as blocks.
 
 After the summary and the subjects come the findings about third-party subjects
-(only when the gate run holds runs of someone else's packages). Order per paper:
-provenance, equations, deltas, claims, subject matrix (with a column per
-third-party package whose gates cover the paper), red to green, blind spots, weak
-gates, and the claim ledger in four parts (Sourced, Measured, Transcription, Not
-claimed). Observations and predictions sit in separate columns, and every
-red-to-green row says which one it is.
+(only when the gate run holds runs of someone else's packages; the blind spots
+`fidelity discover --subject` recorded in such a package sit under its findings), then
+"Blind spots in other subjects" for the recorded packages the third-party part does not
+hold. Order per paper: provenance, equations, deltas, claims, subject matrix (with a
+column per third-party package whose gates cover the paper), red to green, blind spots
+(the perturbations'), blind spots found by discovery (per module the paper's equations
+name: counts per operator and outcome, whether the record is current, and every blind
+spot and undecided mutant with its witness and the spec's explanation or UNEXPLAINED),
+weak gates, and the claim ledger in four parts (Sourced, Measured, Transcription, Not
+claimed). After the papers: blind spots in recorded modules no paper names.
+Observations and predictions sit in separate columns, and every red-to-green row says
+which one it is.
 """
 from __future__ import annotations
 
 from fidelity.report.blocks import (Bullets, Code, CodeBlock, Document, Heading, Link, Para, Plot, Strong, Table,
                                     Tag, anchor)
+from fidelity.report.discovery import OUTCOMES as DISCOVERY_OUTCOMES
+from fidelity.report.discovery import witness_text
 from fidelity.report.model import ERROR, FINDING, NOT_PROVIDED, OBSERVED, OBSERVED_STALE, PREDICTED_ONLY, perturbation_key
 
 DASH = "—"
@@ -107,6 +115,11 @@ def _intro(doc: Document, ledger: dict) -> None:
         (Strong("tier"), ": a = checked against author code; b = our transcription of the paper, no executable "
                          "reference; c = ours, a choice the paper does not make."),
         (Strong("weak gate"), ": a separation under 10 tolerances between the right value and a predicted wrong one."),
+        (Strong("blind spot found by discovery"), ": a mutant ", Code("fidelity discover"), " made of the code that no "
+         "gate turned red, and that a probe tells apart from the original (the witness). It is closed by a gate, or ",
+         Strong("explained"), " beside its equation (", Code("equivalent:"), " or ", Code("out_of_scope:"),
+         ", with the reason); any other is ", Strong("UNEXPLAINED"), ". ", Strong("undecided"), ": no gate turned "
+         "it red and no probe reached the mutated lines; never counted as equivalent."),
     )))
     run = inp["gate_run"]
     if run is None:
@@ -223,6 +236,7 @@ def _third_party(doc: Document, ledger: dict) -> None:
         if by_reason:
             doc.add(Para(Strong(f"Not run on {t['name']}: equations no gate could drive on it, by reason")))
             doc.add(Bullets(tuple((r, ": ", codes(eqs)) for r, eqs in sorted(by_reason.items()))))
+        _third_party_discovered(doc, ledger, t["name"])
 
 
 # ---------------------------------------------------------------- per paper
@@ -404,6 +418,142 @@ def _blind_spots(doc: Document, p: dict) -> None:
         doc.add(Bullets(tuple((Code(n["perturbation"]), f" {n['title']}: {n['status']}") for n in p["not_observed"])))
 
 
+_DISCOVERY_TAG = {"killed": ("killed", "passed"), "error": ("error", "other"), "equivalent": ("equivalent", "skipped"),
+                  "blind_spot": ("blind spot", "failed"), "undecided": ("undecided", "other")}
+NO_DISCOVERY = ("no discovery run recorded (run ", Code("fidelity discover"), ")")
+
+
+def discovery_tag(outcome: str):
+    text, kind = _DISCOVERY_TAG.get(outcome, (outcome, "other"))
+    return Tag(text, kind)
+
+
+def _rediscover(e: dict) -> tuple:
+    cmd = f"fidelity discover --module {e['module']}" + (f" --subject {e['subject']}" if e["subject"] else "")
+    return Code(cmd)
+
+
+def _record_state(e: dict) -> tuple:
+    if e["current"] is True:
+        return (Tag("current", "passed"), ": the module's source, the gates and the discovery code are as recorded")
+    if e["current"] is False:
+        return (Tag("STALE", "stale"), ": " + "; ".join(e["stale_reasons"]) + ". What it found still stands until "
+                "a new run; refresh it with ", _rediscover(e))
+    return (Tag("currency unknown", "other"), ": " + "; ".join(e["stale_reasons"]))
+
+
+def _explanation_cell(m: dict):
+    x = m["explanation"]
+    if x is not None:
+        return (Tag("explained", "passed"), f" ({x['kind']}, beside ", Code(x["equation"]), "): " + x["reason"])
+    if m["outcome"] == "blind_spot":
+        return (Tag("UNEXPLAINED", "failed"), ": close it with a gate, or explain it beside its equation "
+                                              "(equivalent: / out_of_scope: naming " + m["name"] + ")")
+    return "not a blind spot yet: no probe reached it (never counted as equivalent)"
+
+
+def _discovered_module(doc: Document, e: dict, level: int, anchor_id: str, *, ours: bool = True) -> None:
+    doc.add(Heading(level, e["module"] + (f" ({e['subject']}, third party)" if e["subject"] else ""), anchor_id))
+    lead = ["Record ", Code(e["record"]), ", recorded ", e["recorded_at"] or DASH]
+    if e["target_file"]:
+        lead += [", of ", Code(e["target_file"])]
+    if ours:
+        lead += ["; named by ", codes(e["equations"], "no equation")]
+    doc.add(Para(tuple(lead) + (". ",) + _record_state(e)))
+    extra = sorted(o for row in e["counts"].values() for o in row if o not in DISCOVERY_OUTCOMES)
+    outcomes = [*DISCOVERY_OUTCOMES, *dict.fromkeys(extra)]
+    rows = [(Code(op), *[str(row.get(o, 0)) for o in outcomes], str(sum(row.values())))
+            for op, row in e["counts"].items()]
+    rows.append((Strong("total"), *[str(e["totals"].get(o, 0)) for o in outcomes], str(sum(e["totals"].values()))))
+    doc.add(Table(("operator", *[_DISCOVERY_TAG.get(o, (o,))[0] for o in outcomes], "total"), tuple(rows)))
+    dropped = {k: v for k, v in e["dropped"].items() if v}
+    if dropped:
+        doc.add(Para("Dropped before running (not counted): " + ", ".join(f"{v} {k.replace('_', ' ')}"
+                                                                          for k, v in dropped.items()) + "."))
+    if e["gates_set_aside"]:
+        doc.add(Para(("Gates set aside (red before any mutant, so they cannot tell one apart): ",
+                      gate_codes(e["gates_set_aside"]))))
+    listed = [m for m in e["mutants"] if m["outcome"] in ("blind_spot", "undecided")]
+    s = e["summary"]
+    if not listed:
+        doc.add(Para(f"No blind spot and nothing undecided among the {s['mutants']} mutants."))
+        return
+    if ours:
+        doc.add(Para(f"{s['blind_spots']} blind spots ({s['explained']} explained, {s['unexplained']} unexplained) "
+                     f"and {s['undecided']} undecided:"))
+    else:
+        doc.add(Para(f"{s['blind_spots']} blind spots and {s['undecided']} undecided in {e['subject']}'s code: "
+                     "findings about that package, counted in no verdict of ours:"))
+    head = ("mutant", "id", "line", "function", "operator", "description", "outcome", "witness")
+    rows = []
+    for m in sorted(listed, key=lambda m: (m["line"] or 0, m["name"])):
+        row = (Code(m["name"]), Code(m["id"] or DASH), num(m["line"]), Code(m["function"]) if m["function"] else DASH,
+               Code(m["operator"]), m["description"] or DASH, discovery_tag(m["outcome"]), witness_text(m))
+        rows.append(row + ((_explanation_cell(m),) if ours else ()))
+    doc.add(Table(head + (("explanation",) if ours else ()), tuple(rows)))
+
+
+def _discovered(doc: Document, p: dict, ledger: dict) -> None:
+    d = ledger["discovery"]
+    doc.add(Heading(3, "Blind spots found by discovery", anchor(p["id"], "discovery")))
+    if d["error"]:
+        doc.add(Para(("The discovery records cannot be used: ", d["error"])))
+        return
+    mods = p["discovery"]["modules"]
+    if not mods:
+        doc.add(Para(("No equation of this paper names code (", Code("code:"), "): there is no module of it to "
+                      "mutate.")))
+        return
+    if not d["records"]:
+        doc.add(Para(("Mutants of the code this paper's equations name (", codes(mods), "): ", *NO_DISCOVERY, ".")))
+        return
+    doc.add(Para(("Mutants ", Code("fidelity discover"), " made of the modules this paper's equations name (",
+                  Code("code:"), "), from its records: each module's counts per operator and outcome, and every "
+                  "blind spot and undecided mutant.")))
+    missing = [m for m in mods if m not in d["modules"]]
+    for m in mods:
+        if m in d["modules"]:
+            _discovered_module(doc, d["modules"][m], 4, anchor(p["id"], "discovery", m))
+    if missing:
+        doc.add(Para(Strong("Not recorded")))
+        doc.add(Bullets(tuple((Code(m), ": no discovery run recorded (run ", Code(f"fidelity discover --module {m}"),
+                               ")") for m in missing)))
+
+
+def _unclaimed(doc: Document, ledger: dict) -> None:
+    d = ledger["discovery"]
+    if d["error"] or not d["unclaimed"]:
+        return
+    doc.add(Heading(2, "Blind spots in modules no paper names", "discovery-unclaimed"))
+    doc.add(Para(("Discovery records of modules of ours that no equation's ", Code("code:"), " names: no paper "
+                  "claims this code, so no equation can explain its blind spots until one names it.")))
+    for m in d["unclaimed"]:
+        _discovered_module(doc, d["modules"][m], 3, anchor("discovery", m))
+
+
+def _other_subjects(doc: Document, ledger: dict) -> None:
+    d = ledger["discovery"]
+    others = [o for o in d["other_subjects"] if not o["in_third_party"]]
+    if d["error"] or not others:
+        return
+    doc.add(Heading(2, "Blind spots in other subjects", "discovery-other-subjects"))
+    doc.add(Para(("Mutants of someone else's package (", Code("fidelity discover --subject NAME"), "): a blind spot "
+                  "there is about that package, never a failure of this project, and counts in no verdict of ours.")))
+    for o in others:
+        doc.add(Heading(3, f"Blind spots in {o['subject']} (third party)", anchor("discovery", o["subject"])))
+        for e in o["modules"]:
+            _discovered_module(doc, e, 4, anchor("discovery", o["subject"], e["module"]), ours=False)
+
+
+def _third_party_discovered(doc: Document, ledger: dict, name: str) -> None:
+    for o in ledger["discovery"]["other_subjects"]:
+        if o["subject"] == name and o["in_third_party"] and not ledger["discovery"]["error"]:
+            doc.add(Para((Strong(f"Blind spots found in {name} by discovery"), " (", Code(f"fidelity discover "
+                          f"--subject {name}"), "): about that package, counted in no verdict of ours.")))
+            for e in o["modules"]:
+                _discovered_module(doc, e, 4, anchor("third-party", name, "discovery", e["module"]), ours=False)
+
+
 def _weak_gates(doc: Document, p: dict) -> None:
     doc.add(Heading(3, "Weak gates", anchor(p["id"], "weak-gates")))
     rows = p["separations"]
@@ -488,10 +638,12 @@ def _claim_ledger(doc: Document, p: dict) -> None:
         doc.add(Para("None."))
 
 
-def _paper(doc: Document, p: dict) -> None:
+def _paper(doc: Document, p: dict, ledger: dict) -> None:
     doc.add(Heading(2, f"{p['provenance']['title']} ({p['id']})", anchor("paper", p["id"])))
-    for part in (_provenance, _equations, _deltas, _claims, _subject_matrix, _red_to_green, _blind_spots,
-                 _weak_gates, _claim_ledger):
+    for part in (_provenance, _equations, _deltas, _claims, _subject_matrix, _red_to_green, _blind_spots):
+        part(doc, p)
+    _discovered(doc, p, ledger)
+    for part in (_weak_gates, _claim_ledger):
         part(doc, p)
 
 
@@ -516,7 +668,9 @@ def build(ledger: dict, *, plots: bool = True) -> Document:
         _plots(doc)
     _subjects(doc, ledger)
     _third_party(doc, ledger)
+    _other_subjects(doc, ledger)
     for p in ledger["papers"]:
-        _paper(doc, p)
+        _paper(doc, p, ledger)
+    _unclaimed(doc, ledger)
     _outside(doc, ledger)
     return doc

@@ -21,6 +21,10 @@ The rules the renderers rely on:
   about that package: it touches no gate's status, acceptance or summary count of
   ours. Without third-party runs in the gate run these keys are absent, and the
   ledger is what it was before they existed.
+- blind spots found by `fidelity discover` (its discovery records, with the explanations
+  beside the equations) are gathered by fidelity.report.discovery into `discovery`, and
+  each paper's `discovery` names the modules its equations' `code:` entries name. They
+  touch no perturbation, gate or summary count: they are a second, separate account.
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from fidelity.report import discovery
 from fidelity.report import separation as sep
 
 SCHEMA = "fidelity.report.ledger/1"
@@ -490,6 +495,7 @@ def _paper(cat, item, *, gates, perts, entries, claims, separations, gate_run, g
         "separations": [s for s in separations if paper in s["papers"]],
         "claim_ledger": _claim_ledger(prov, equations, my_claims, gates, entries, paper, gate_run),
         "subject_matrix": _subject_matrix(cat, paper, gates, gate_run, gates_note),
+        "discovery": discovery.of_paper(cat, paper),
     }
 
 
@@ -515,8 +521,11 @@ def _summary(papers: list[dict], gates: dict[str, dict]) -> list[dict]:
 # ---------------------------------------------------------------- entry point
 
 def gather(cat, *, repo_root: Path, reports_dir: Path, fixtures_dir: Path, gate_run: dict | None = None,
-           gates_note: str = "not run: --no-gates") -> dict:
-    """The whole ledger as a JSON-safe dict (see the module docstring for the rules)."""
+           gates_note: str = "not run: --no-gates", gates_dir: Path | None = None) -> dict:
+    """The whole ledger as a JSON-safe dict (see the module docstring for the rules).
+
+    `gates_dir`: the gate suite, for telling whether a discovery record is current (default: the
+    project's at `repo_root`, else tests/gates)."""
     from fidelity.claims import check_claims
     from fidelity.perturb import evidence
 
@@ -555,4 +564,6 @@ def gather(cat, *, repo_root: Path, reports_dir: Path, fixtures_dir: Path, gate_
     third = _third_party(cat, gate_run)
     if third is not None:  # only when the gate run holds third-party runs: the ledger is otherwise unchanged
         ledger["third_party"] = third
+    ledger["discovery"] = discovery.gather(cat, repo_root=repo_root, reports_dir=reports_dir, gates_dir=gates_dir,
+                                           third_party=None if third is None else [t["name"] for t in third])
     return ledger

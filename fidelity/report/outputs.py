@@ -4,7 +4,8 @@ Files (in the output directory, reports/ by default):
   LEDGER.md             Markdown, reads well on GitHub
   ledger.html           one self-contained page with the plots
   ledger.json           the gathered data
-  mutation-report.json  the perturbations in Stryker's mutation-testing-report-schema
+  mutation-report.json  the perturbations and the discovered mutants of our code in Stryker's
+                        mutation-testing-report-schema
   gate-run.json         the gate run behind the subject matrix (only when the suite ran), with
                         the third-party subjects' runs when `--subject` asked for them
 

@@ -11,6 +11,15 @@ Perturbations of the toy spec and the evidence each gets:
   P5  inc never returns     red for another reason (a timeout)
 Paths in the records are absolute, so fidelity.check.evidence_stage (which
 resolves relative paths against the real repository) reads them the same way.
+
+A discovery record of toyledger_subj.arith (Toy.discovery_record, as `fidelity discover`
+writes one), one mutant per outcome and two blind spots:
+  m1  double: 2 * x -> 3 * x      killed by test_double
+  m2  double: x -> abs(x)         blind spot, UNEXPLAINED (the witness: a negative input)
+  m3  inc: + 1 -> + 2             blind spot, explained beside toy.eq3 (out_of_scope: OUT_OF_SCOPE_REASON)
+  m4  inc: 1 -> None              error (a TypeError: red for another reason, not a kill)
+  m5  half: / 2 -> * 0.5          equivalent on 3 probes
+  m6  half: / -> //               undecided (no probe reached the line)
 """
 from __future__ import annotations
 
@@ -20,6 +29,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from fidelity.discover import records as discovery_records
 from fidelity.perturb import evidence
 from fidelity.perturb.patching import apply_edits, unified_diff
 from fidelity.spec.loader import SCHEMA_FILE
@@ -50,6 +60,33 @@ EDITS = {
     "P4": [{"find": "return 2 * x", "replace": "return x * x"}],
     "P5": [{"find": "    return x + 1", "replace": "    while True:\n        pass"}],
 }
+
+DISC_MODULE = "toyledger_subj.arith"
+# (id, operator, line, function, description, find, replace, outcome, killed_by, detail, equivalence)
+DISCOVERED = [
+    ("m1", "constant", 2, "double", "2 -> 3", "    return 2 * x\n", "    return 3 * x\n", "killed",
+     [G_DOUBLE], "", None),
+    ("m2", "wrap_abs", 2, "double", "x -> abs(x)", "    return 2 * x\n", "    return 2 * abs(x)\n", "blind_spot",
+     [], "", {"verdict": "blind_spot", "inputs": ["double(negative; n=4; seed 0)"], "max_difference": 4.0,
+              "witness": {"input": "double(negative; n=4; seed 0)", "difference": 4.0, "error": None}}),
+    ("m3", "constant", 6, "inc", "1 -> 2", "    return x + 1\n", "    return x + 2\n", "blind_spot", [], "",
+     {"verdict": "blind_spot", "inputs": ["inc(default; n=4; seed 0)"], "max_difference": 1.0,
+      "witness": {"input": "inc(default; n=4; seed 0)", "difference": 1.0, "error": None}}),
+    ("m4", "constant", 6, "inc", "1 -> None", "    return x + 1\n", "    return x + None\n", "error", [],
+     "TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'", None),
+    ("m5", "division_to_multiplication", 10, "half", "x / 2 -> x * 0.5", "    return x / 2\n",
+     "    return x * 0.5\n", "equivalent", [], "",
+     {"verdict": "equivalent", "inputs": ["half(default; n=1; seed 0)", "half(default; n=4; seed 0)",
+                                          "half(default; n=4; seed 1)"], "max_difference": 0.0, "witness": None}),
+    ("m6", "floor_division", 10, "half", "/ -> //", "    return x / 2\n", "    return x // 2\n", "undecided", [], "",
+     {"verdict": "undecided", "inputs": ["half(default; n=1; seed 0)", "half(default; n=4; seed 0)",
+                                         "half(default; n=4; seed 1)"], "max_difference": None,
+      "witness": "none of the 3 probes executed the mutated line(s) 10-10"}),
+]
+DISC_KEYS = {d[0]: discovery_records.mutant_key({"find": d[5], "replace": d[6]}) for d in DISCOVERED}
+EXPLAINED = f"{DISC_MODULE}:{DISC_KEYS['m3']}"
+UNEXPLAINED = f"{DISC_MODULE}:{DISC_KEYS['m2']}"
+OUT_OF_SCOPE_REASON = "the size of the increment is the toy's own choice, fixed by no equation"
 
 SPEC = textwrap.dedent(f"""\
     schema_version: 1
@@ -86,6 +123,9 @@ SPEC = textwrap.dedent(f"""\
         deltas:
           - what: we add 1 in float
             why: the paper's integer arithmetic has no float form
+        out_of_scope:
+          - mutant: "{EXPLAINED}"
+            reason: {OUT_OF_SCOPE_REASON}
       - id: toy.eq4
         title: halving, as the author code does it
         where: {{file: "toy.py"}}
@@ -207,6 +247,37 @@ class Toy:
             "recorded_at": recorded_at,
         }
         evidence.write_record(evidence.evidence_root(self.reports), rec)
+        return rec
+
+    def discovery_record(self, module: str = DISC_MODULE, *, subject: str | None = None, mutants=None,
+                         target_file: str | None = None, hashes: dict | None = None) -> dict:
+        """Write a discovery record as `fidelity discover` does (records.write); by default the
+        DISCOVERED mutants of toyledger_subj.arith, with the hashes of the code as it is now
+        (a current record)."""
+        original = self.module.read_text()
+        rows = []
+        for (mid, op, line, fn, desc, find, replace, outcome, killed_by, detail, eqv) in (
+                DISCOVERED if mutants is None else mutants):
+            edit = {"find": find, "replace": replace}
+            patched = apply_edits(original, [edit], perturbation_id=mid, file="toyledger_subj/arith.py")
+            rows.append({"id": f"arith.{mid}", "key": discovery_records.mutant_key(edit), "module": module,
+                         "operator": op, "line": line, "function": fn, "description": desc,
+                         "diff": unified_diff(original, patched, target_file or "toyledger_subj/arith.py"),
+                         "outcome": outcome, "killed_by": list(killed_by), "detail": detail, "equivalence": eqv})
+        counts: dict = {}
+        for m in rows:
+            row = counts.setdefault(m["operator"], dict.fromkeys(
+                ("killed", "error", "equivalent", "blind_spot", "undecided"), 0))
+            row[m["outcome"]] += 1
+        rec = {"schema": discovery_records.SCHEMA, "module": module,
+               "target_file": target_file or module.replace(".", "/") + ".py", "subject": subject,
+               "hashes": hashes if hashes is not None else
+               discovery_records.current_hashes(module, self.root, ["tests/gates"]),
+               "counts": dict(sorted(counts.items())),
+               "dropped": {"does_not_compile": 1, "duplicate": 0, "no_change": 2}, "gates_set_aside": [],
+               "mutants": rows, "versions": {"python": "3.11.7", "fidelity": "0.1.0"},
+               "recorded_at": "2026-11-30T08:00:00Z"}
+        discovery_records.write(self.reports, rec)
         return rec
 
     def standard_evidence(self):
