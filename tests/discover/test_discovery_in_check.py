@@ -1,6 +1,6 @@
 """`fidelity check` fails on a blind spot `fidelity discover` recorded until a gate closes it or the
-spec explains it beside its equation. The toy is the project `fidelity init` writes: its gate
-calls the softmax at T = 2 only, so the default T = 1 is a default no gate reaches."""
+spec explains it beside its equation. The toy is the project `fidelity init` writes (which
+discover finds clean), with one function added whose default no gate reaches."""
 import json
 import os
 import subprocess
@@ -16,6 +16,14 @@ def fidelity(*argv, cwd):
     return subprocess.run([sys.executable, "-m", "fidelity", *argv], capture_output=True, text=True, cwd=cwd, env=env)
 
 
+SHARPENED = '''
+
+def sharpened(logits, factor=2.0):
+    """Logits scaled for a sharper softmax: no gate calls it, so nothing holds its default."""
+    return logits * factor
+'''
+
+
 def stage(report, name):
     return next(s for s in report["stages"] if s["stage"] == name)
 
@@ -27,6 +35,9 @@ def discovered(tmp_path_factory):
     root = scratch / "mypaper"
     assert fidelity("perturb", "--all", cwd=root).returncode == 0
     before = json.loads(fidelity("check", "--json", cwd=root).stdout)
+    module = root / "mypaper" / "softmax.py"
+    module.write_text(module.read_text() + SHARPENED)
+    assert fidelity("perturb", "--stale", cwd=root).returncode == 0  # the module changed: its evidence again
     found = fidelity("discover", "--module", "mypaper.softmax", "--json", cwd=root)
     return root, before, found
 
@@ -49,7 +60,7 @@ def test_discover_records_what_it_found_and_exits_1_on_a_blind_spot(discovered):
 
 
 def _default_mutants(report):
-    return [m for m in report["mutants"] if m["operator"] == "parameter_default" and "temperature=1.0" in m["description"]]
+    return [m for m in report["mutants"] if m["operator"] == "parameter_default" and m["function"] == "sharpened"]
 
 
 def test_check_fails_naming_the_default_no_gate_reaches(discovered):

@@ -28,9 +28,26 @@ def test_perturb_all_then_check_is_green_in_the_new_project(scaffolded):
     assert check.returncode == 0 and report["ok"], check.stdout[-3000:]
     assert {s["stage"] for s in report["stages"]} == {"specs", "fixtures", "claims", "code", "gates", "evidence", "discovery"}
     assert [c["verdict"] for c in report["claims"]] == ["confirmed"]
-    [gate] = report["gates"]
-    assert gate["status"] == "passed" and gate["accepted_by"] == ["P1"]
-    assert gate["subjects"]["mypaper"]["passed"] == 2  # float32 and float64 on the CPU
+    gates = {g["gate"].split("::")[1]: g for g in report["gates"]}
+    accepted_by = {name: g["accepted_by"] for name, g in gates.items()}
+    assert accepted_by == {"test_softmax_at_temperature_two_matches_the_oracle": ["P1"],
+                           "test_with_no_temperature_given_each_row_is_the_ordinary_softmax_of_that_row": ["P2", "P3"],
+                           "test_the_gradient_of_q1_is_the_oracles_at_temperature_two": ["P1", "P4"],
+                           "test_a_temperature_that_is_not_positive_is_refused": ["P5"]}
+    assert all(g["status"] == "passed" for g in gates.values())
+    assert gates["test_softmax_at_temperature_two_matches_the_oracle"]["subjects"]["mypaper"]["passed"] == 2  # f32, f64
+
+
+def test_discovery_finds_no_blind_spot_in_the_new_project(scaffolded, tmp_path):
+    """The example is a model to copy: its gates leave no mutant of its implementation unexplained."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(scaffolded, copy)
+    found = fidelity("discover", "--module", "mypaper.softmax", "--json", cwd=copy)
+    assert found.returncode == 0, found.stdout[-3000:] + found.stderr[-2000:]
+    outcomes = {m["outcome"] for m in json.loads(found.stdout)["mutants"]}
+    assert "killed" in outcomes and not outcomes & {"blind_spot", "undecided"}
 
 
 def test_the_fixture_was_made_by_the_scaffolds_own_oracle(scaffolded):
@@ -39,6 +56,11 @@ def test_the_fixture_was_made_by_the_scaffolds_own_oracle(scaffolded):
     stored = json.loads((scaffolded / "fixtures" / "mypaper.t2.json").read_text())
     assert stored["oracle"] == "mypaper.oracle.tempered_softmax"
     assert stored["expected"]["q"]["digits"][2].startswith("0.50648039105565402590")  # e^1.5 / (e^.5 + e + e^1.5)
+    gradient = json.loads((scaffolded / "fixtures" / "mypaper.t2_gradient.json").read_text())["expected"]["gradient"]
+    q1 = json.loads((scaffolded / "fixtures" / "mypaper.t2.json").read_text())["expected"]["q"]["float64"]
+    # d q_1 / d z_j = q_1 (delta_1j - q_j) / T, by hand from the stored q at T = 2
+    by_hand = [q1[0] * ((1.0 if j == 0 else 0.0) - q1[j]) / 2 for j in range(3)]
+    assert all(abs(a - b) < 1e-15 for a, b in zip(gradient["float64"], by_hand)), (gradient["float64"], by_hand)
 
 
 def test_breaking_the_implementation_turns_check_red_by_the_gates_assertion(scaffolded, tmp_path):
@@ -51,7 +73,7 @@ def test_breaking_the_implementation_turns_check_red_by_the_gates_assertion(scaf
     check = fidelity("check", "--json", cwd=broken)
     report = json.loads(check.stdout)
     assert check.returncode == 1 and not report["ok"]
-    [gate] = report["gates"]
+    [gate] = [g for g in report["gates"] if g["gate"].endswith("::test_softmax_at_temperature_two_matches_the_oracle")]
     assert gate["status"] == "failed"
     messages = [f["message"] for f in gate["failed"]]
     assert messages and all("q at T = 2" in m and "differ beyond" in m for m in messages)  # assert_close's words
