@@ -13,8 +13,13 @@ input that showed it and the difference. Equal on every probe that executed the 
 mutated lines: undecided (never counted as equivalent).
 
 Probes come from the mechanisms of the subjects whose code this module is (their Protocols give
-every argument's shape, e.g. "[L, ..., d]"), and, for the module's other public functions, from
-a plain float64 tensor per required argument where the original accepts one.
+every argument's shape, e.g. "[L, ..., d]"), for the module's other public functions from a plain
+float64 tensor per required argument where the original accepts one, and for its module classes
+from module_probes.py (built on each side with one seed, called twice, compared by name).
+
+A mutated default of a signature runs at import, not in a call: a probe reaches it when it calls
+that function with the argument left out; a mutated class-level statement (a dataclass field's
+default), when it runs a method of that class.
 """
 from __future__ import annotations
 
@@ -38,19 +43,46 @@ SIZES = ({"n": 2, "L": 2, "d": 2, "C": 1, "N": 1, "T": 1}, {"n": 3, "L": 3, "d":
 
 @dataclass
 class Probe:
-    """One public entry called with generated inputs: `make(seed, sizes) -> (args, kwargs)` per variant."""
+    """One public entry called with generated inputs: `make(seed, sizes) -> (args, kwargs)` per variant,
+    or, with `behaviour`, `make` returns whatever input `behaviour(module, input, seed)` runs on one side."""
 
-    entry: str                                   # qualified name in the module
-    variants: dict[str, Callable[[int, dict], tuple[list, dict]]] = field(default_factory=dict)
+    entry: str                                   # qualified name in the module (the witness names it)
+    variants: dict[str, Callable[[int, dict], Any]] = field(default_factory=dict)
+    behaviour: Callable[[types.ModuleType, Any, int], Any] | None = None
+
+    def run(self, module: types.ModuleType, inputs: Any, seed: int):
+        if self.behaviour is not None:
+            return self.behaviour(module, inputs, seed)
+        return _behaviour(_resolve(module, self.entry), *inputs, seed)
 
 
 def load(name: str, path: str, source: str) -> types.ModuleType:
-    """`source` executed as a new module object named `name` (its package's relative imports work)."""
+    """`source` executed as a new module object named `name` (its package's relative imports work).
+
+    A dataclass looks its module up in sys.modules: an importable module is imported first (the real
+    one), one nothing can import (a file of a test) is there only while it executes."""
     module = types.ModuleType(name)
     module.__file__ = path
     module.__package__ = name.rpartition(".")[0]
-    exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - our own or the mutant's source
+    absent = name not in sys.modules and not _imported(name)
+    if absent:
+        sys.modules[name] = module
+    try:
+        exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - our own or the mutant's source
+    finally:
+        if absent:
+            sys.modules.pop(name, None)
     return module
+
+
+def _imported(name: str) -> bool:
+    import importlib
+
+    try:
+        importlib.import_module(name)
+        return True
+    except Exception:  # not importable (or broken): the fresh copy stands alone
+        return False
 
 
 def _resolve(module: types.ModuleType, qualname: str):
@@ -170,7 +202,9 @@ class _NoProbe(Exception):
 
 
 def probes_for(module_name: str, original: types.ModuleType) -> list[Probe]:
-    """Every public entry of `module_name` we can call: its subjects' function mechanisms first."""
+    """Every public entry of `module_name` we can call: its subjects' function mechanisms first, then
+    its module classes (and module factories), then its other public functions."""
+    from fidelity.discover.module_probes import module_probes
     from fidelity.mechanisms.docs import as_dict
     from fidelity.mechanisms.registry import project_mechanisms
     from fidelity import project
@@ -178,16 +212,23 @@ def probes_for(module_name: str, original: types.ModuleType) -> list[Probe]:
 
     known = project_mechanisms(project.current_or_none())
     probes: dict[str, Probe] = {}
+    modules: dict[str, dict] = {}  # factory qualname -> its module mechanism's documentation
     for subject in all_subjects():
         for name, fn in subject.mechanisms.items():
-            if getattr(fn, "__module__", None) != module_name or name not in known or known[name].kind != "function":
+            if getattr(fn, "__module__", None) != module_name or name not in known:
+                continue
+            if known[name].kind == "module":
+                modules.setdefault(fn.__qualname__, as_dict(known[name]))
                 continue
             probe = _mechanism_probe(fn.__qualname__, as_dict(known[name])["interface"],
                                      subject.capabilities[name].routes)
             if probe is not None:
                 probes.setdefault(fn.__qualname__, probe)
+    for probe in module_probes(module_name, original, modules):
+        probes.setdefault(probe.entry, probe)
     for qualname, fn in vars(original).items():
-        if qualname.startswith("_") or qualname in probes or not inspect.isfunction(fn) or fn.__module__ != module_name:
+        if (qualname.startswith("_") or qualname in probes or qualname in modules or not inspect.isfunction(fn)
+                or fn.__module__ != module_name):
             continue
         probe = _plain_probe(qualname, fn)
         if probe is not None:
@@ -209,14 +250,48 @@ def _behaviour(fn: Callable, args: list, kwargs: dict, seed: int) -> list[torch.
         return f"{type(exc).__name__}: {exc}"
 
 
-def _compare(expected, got) -> tuple[float, str | None]:
-    if isinstance(expected, str) or isinstance(got, str):
+def _compare(expected, got) -> tuple[float, dict]:
+    """(difference, what the witness adds: "error", the exceptions; "differs_at", the compared item)."""
+    if isinstance(expected, dict) and isinstance(got, dict):
+        difference, which = _compare_named(expected, got)
+        return difference, {"error": None, "differs_at": which}
+    if isinstance(expected, str) or isinstance(got, str) or isinstance(expected, dict) or isinstance(got, dict):
         same = isinstance(expected, str) and isinstance(got, str) and expected.split(":")[0] == got.split(":")[0]
         if same:
-            return 0.0, None
+            return 0.0, {"error": None}
         show = lambda b: b if isinstance(b, str) else "returns"  # noqa: E731
-        return float("inf"), f"original {show(expected)}; mutant {show(got)}"
-    return _difference(expected, got), None
+        return float("inf"), {"error": f"original {show(expected)}; mutant {show(got)}"}
+    return _difference(expected, got), {"error": None}
+
+
+def _compare_named(expected: dict, got: dict) -> tuple[float, str | None]:
+    """Two behaviours as named items (tensors, exceptions, plain values): the worst item names itself."""
+    if expected.keys() != got.keys():
+        only = lambda a, b: ", ".join(sorted(set(a) - set(b))[:3]) or "nothing"  # noqa: E731
+        return float("inf"), f"only the original has {only(expected, got)}; only the mutant has {only(got, expected)}"
+    worst, which = 0.0, None
+    for name, x in expected.items():
+        y = got[name]
+        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+            value = float("inf") if x.dtype != y.dtype else _difference([x], [y])
+        elif isinstance(x, str) and isinstance(y, str):  # exceptions: the same refusal, or not
+            value = 0.0 if x.split(":")[0] == y.split(":")[0] else float("inf")
+        else:
+            value = 0.0 if type(x) is type(y) and x == y else float("inf")
+        if value > worst:
+            worst, which = value, name
+    if which is None:
+        return worst, None
+    x, y = expected[which], got[which]
+    if isinstance(x, torch.Tensor) and x.shape == getattr(y, "shape", None):
+        return worst, which
+    return worst, f"{which}: original {_short(x)}; mutant {_short(y)}"
+
+
+def _short(value) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"{value.dtype} {tuple(value.shape)}".replace("torch.", "")
+    return str(value[1] if isinstance(value, tuple) and len(value) == 2 else value)[:80]
 
 
 def _outputs_and_grads(fn: Callable, args: list, kwargs: dict, seed: int) -> list[torch.Tensor]:
@@ -253,16 +328,23 @@ def _difference(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
 
 
 class _LineTrace:
-    """Whether code of `path` executed any line in [first, last] while it was active (this thread)."""
+    """Whether code of `path` executed any line in [first, last] while it was active (this thread),
+    or called a function of `anchors` (code -> the (argument, default) pairs the lines lie in, each
+    reached when the call leaves it at that default; none: any call reaches them)."""
 
-    def __init__(self, path: str, first: int, last: int):
+    def __init__(self, path: str, first: int, last: int, anchors: dict | None = None):
         self.path, self.first, self.last, self.hit = path, first, last, False
+        self.anchors = anchors or {}
 
     def _trace(self, frame, event, arg):
         if frame.f_code.co_filename != self.path:
             return None
         if event == "line" and self.first <= frame.f_lineno <= self.last:
             self.hit = True
+        elif event == "call" and frame.f_code in self.anchors:
+            pairs = self.anchors[frame.f_code]
+            if not pairs or any(frame.f_locals.get(name, _MISSING) is default for name, default in pairs):
+                self.hit = True
         return self._trace
 
     def __enter__(self):
@@ -272,6 +354,56 @@ class _LineTrace:
 
     def __exit__(self, *exc):
         sys.settrace(self._previous)
+
+
+_MISSING = object()
+_ORIGINALS: dict = {}
+
+
+def _originals(module_name: str, path: str, source: str) -> dict:
+    """What the original did on each input, kept across the mutants of one module (seeded, so the same
+    every time): every mutant's decision runs only the mutant. One module's at a time."""
+    key = (module_name, path, source)
+    if key not in _ORIGINALS:
+        _ORIGINALS.clear()
+        _ORIGINALS[key] = {}
+    return _ORIGINALS[key]
+
+
+def _anchors(module: types.ModuleType, source: str, first: int, last: int) -> dict:
+    """The functions whose call reaches lines [first, last] that run at import, not in the call: an
+    argument's default in a module- or class-level signature, a class-level statement of a class."""
+    import ast
+
+    inside = lambda node: node.lineno <= last and first <= (node.end_lineno or node.lineno)  # noqa: E731
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    anchors: dict = {}
+
+    def visit(body: list, owner: Any) -> None:
+        for node in body:
+            obj = getattr(owner, getattr(node, "name", ""), None) if owner is not None else None
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, obj)
+                methods = [getattr(m, "__func__", m) for m in vars(obj).values()] if isinstance(obj, type) else []
+                statements = [s for s in node.body if not isinstance(s, (*functions, ast.ClassDef))]
+                if any(inside(s) for s in statements):
+                    anchors.update({m.__code__: () for m in methods if hasattr(m, "__code__")})
+            elif isinstance(node, functions):
+                fn = getattr(obj, "__func__", obj)
+                a = node.args
+                positional = a.posonlyargs + a.args
+                pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+                pairs += [(arg, d) for arg, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+                hit = [arg.arg for arg, d in pairs if inside(d)]
+                if hit and hasattr(fn, "__code__"):
+                    params = inspect.signature(fn).parameters
+                    anchors[fn.__code__] = tuple((name, params[name].default) for name in hit)
+
+    try:
+        visit(ast.parse(source).body, module)
+    except (SyntaxError, ValueError, TypeError):
+        pass
+    return anchors
 
 
 def decide(module_name: str, path: str, original_source: str, mutant_source: str,
@@ -288,25 +420,28 @@ def decide(module_name: str, path: str, original_source: str, mutant_source: str
                 "witness": f"the mutated module fails to import: {type(exc).__name__}: {exc}"}
     tried, reached, worst = [], [], 0.0
     first, last = lines or (1, 10**9)
+    known = _originals(module_name, path, original_source)
+    anchors = _anchors(mutant, mutant_source, first, last)
     for probe in probes_for(module_name, original):
         for sizes, (label, make), seed in itertools.product(SIZES, probe.variants.items(), SEEDS):
             size_text = ",".join(f"{k}={v}" for k, v in sizes.items() if k in ("n", "L", "d"))
             where = f"{probe.entry}({label}; {size_text}; seed {seed})"
             try:
-                args, kwargs = make(seed, sizes)
+                inputs = make(seed, sizes)
             except Exception:  # _NoProbe, or a shape this probe cannot build: no input, no verdict
                 continue
-            expected = _behaviour(_resolve(original, probe.entry), args, kwargs, seed)
+            key = (probe.entry, label, tuple(sizes.items()), seed)
+            expected = known[key] if key in known else known.setdefault(key, probe.run(original, inputs, seed))
             if isinstance(expected, str) and not expected.startswith(REFUSALS):
                 continue  # the original breaks on this input (not a refusal it documents): no verdict from it
             tried.append(where)
-            trace = _LineTrace(path, first, last)
+            trace = _LineTrace(path, first, last, anchors)
             with trace:
-                got = _behaviour(_resolve(mutant, probe.entry), args, kwargs, seed)
-            difference, error = _compare(expected, got)
+                got = probe.run(mutant, inputs, seed)
+            difference, detail = _compare(expected, got)
             if difference > BOUND:  # one input that tells them apart settles it (sizes run smallest first)
                 return {"verdict": "blind_spot", "inputs": tried, "max_difference": _finite(difference),
-                        "witness": {"input": where, "difference": difference, "error": error}}
+                        "witness": {"input": where, "difference": difference, **detail}}
             if trace.hit:
                 reached.append(where)
             worst = max(worst, difference)
