@@ -16,6 +16,9 @@ edited; a child stops at the first gate red by its own assertion), and classify 
 from __future__ import annotations
 
 import ast
+import concurrent.futures as cf
+import multiprocessing as mp
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,6 +97,30 @@ def unique_edit(source: str, mutant) -> dict:
     return {"find": find, "replace": replace}
 
 
+def _decide_all(module: str, path: str, source: str, survivors: list, jobs: int | None, progress):
+    """Equivalence for every survivor, in forked worker processes (one decision is seconds of
+    float64 probes of a module class, and the decisions are independent); yields (result, decision)."""
+    if not survivors:
+        return
+    workers = max(1, min(len(survivors), int(jobs or os.cpu_count() or 1)))
+    say = progress or (lambda event: None)
+    if workers == 1:
+        pool = None
+        decisions = (equivalence.decide(module, path, source, text, lines) for _, lines, text in survivors)
+    else:
+        pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("fork"))
+        decisions = pool.map(equivalence.decide, *zip(*((module, path, source, text, lines)
+                                                        for _, lines, text in survivors)))
+    try:
+        for i, ((r, _, _), decision) in enumerate(zip(survivors, decisions), 1):
+            say({"event": "verdict", "message": f"[{i}/{len(survivors)}] {r.id} {r.operator} line {r.line}: "
+                                                f"{decision['verdict']}"})
+            yield r, decision
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _short(module: str) -> str:
     return module.rsplit(".", 1)[-1]
 
@@ -132,27 +159,23 @@ def discover(module: str, *, root: Path, test_paths: tuple[str, ...], fixtures_d
     if run.error:
         return Discovery(module, list(results.values()), dict(generated.dropped), False, run.error,
                          time.perf_counter() - start, target_file=locate.module_path(module, path))
+    undecided_survivors = []  # (result, mutated lines, mutated source): equivalence decides them
     for seen in run.observed():
         r = results[seen["id"]]
         if seen["red_by_assertion"]:
             r.outcome, r.killed_by = "killed", [g["gate"] for g in seen["red_by_assertion"]]
         elif seen["red_other"]:
             r.outcome, r.detail = "error", seen["red_other"][0].get("detail", "")
-        elif seen.get("unreached"):
-            r.detail = "no gate instance executes the mutated code"
-            if decide_equivalence:
-                m, text = mutated[r.id]
-                r.equivalence = equivalence.decide(module, path, source, text, (m.line, m.end_line))
-                r.outcome = r.equivalence["verdict"]
-        elif not seen.get("patch_served"):
+        elif seen.get("patch_served") == 0:
             r.outcome = "blind_spot"
             r.detail = "no gate imports this module: nothing holds this code to the paper"
         elif decide_equivalence:
+            if seen.get("unreached"):
+                r.detail = "no gate instance executes the mutated code"
             m, text = mutated[r.id]
-            r.equivalence = equivalence.decide(module, path, source, text, (m.line, m.end_line))
-            r.outcome = r.equivalence["verdict"]
-        if progress is not None and r.outcome in ("blind_spot", "undecided", "equivalent"):
-            progress({"event": "verdict", "message": f"{r.id} {r.operator} line {r.line}: {r.outcome}"})
+            undecided_survivors.append((r, (m.line, m.end_line), text))
+    for r, decision in _decide_all(module, path, source, undecided_survivors, jobs, progress):
+        r.equivalence, r.outcome = decision, decision["verdict"]
     return Discovery(module, list(results.values()), dict(generated.dropped), run.ok, run.error,
                      time.perf_counter() - start, list((run.baseline or {}).get("set_aside", [])),
                      target_file=locate.module_path(module, path))
