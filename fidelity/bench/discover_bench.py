@@ -226,7 +226,7 @@ def run_mutmut(root: Path, modules: list[str], work: Path, *, tests: list[str] =
 
 def discover_command(modules: list[str], budget: int | None = None) -> list[str]:
     return [sys.executable, "-m", "fidelity", "discover", *[a for m in modules for a in ("--module", m)],
-            *(["--budget", str(budget)] if budget else []), "--json"]
+            *(["--budget", str(budget)] if budget else []), "--no-record", "--json"]  # a benchmark is no evidence
 
 
 def summarise_discover(payload: dict) -> dict:

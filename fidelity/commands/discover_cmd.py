@@ -47,6 +47,8 @@ def add_parser(sub) -> None:
     p.add_argument("--budget", type=int, default=None, metavar="N", help="at most N mutants per module")
     p.add_argument("--all", action="store_true", help="every mutant (the default; says so explicitly)")
     p.add_argument("--list-operators", action="store_true", help="list the operators and exit")
+    p.add_argument("--no-record", action="store_true",
+                   help="write no discovery record even for a complete run (a trial, a benchmark)")
     p.add_argument("--jobs", type=int, default=None, help="parallel children (default: CPU count)")
     add_json_option(p)
     p.set_defaults(run=run)
@@ -101,7 +103,7 @@ def run(args) -> int:
     say = (lambda e: None) if args.json else (lambda e: print(e.get("message", ""), file=sys.stderr, flush=True))
     from fidelity.discover import records
 
-    complete = args.budget is None and not args.operator
+    complete = args.budget is None and not args.operator and not args.no_record
     tests = [here.relative(here.gates)]
     results, written = [], []
     for module in modules:
@@ -118,7 +120,7 @@ def run(args) -> int:
             written.append(str(records.write(here.reports, records.build(
                 result, target_file=result.target_file, subject=subject_name, hashes=hashes))))
     if not complete:
-        say({"message": "a partial run (--budget or --operator): no discovery record written"})
+        say({"message": "no discovery record written (--no-record, or a partial run: --budget or --operator)"})
     if args.json:
         print_json({"ok": all(r.run_ok for r in results), "records": written,
                     "mutants": [m for r in results for m in r.to_json()["mutants"]],

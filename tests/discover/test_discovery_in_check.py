@@ -149,3 +149,15 @@ def test_a_corrupt_record_is_named_not_skipped(discovered, tmp_path):
     (broken / "reports" / "discovery" / "mypaper.softmax.json").write_text('{"schema": "fidelity.discover/1", ')
     discovery = stage(json.loads(fidelity("check", "--json", cwd=broken).stdout), "discovery")
     assert not discovery["ok"] and "mypaper.softmax.json: not readable JSON" in discovery["problems"][0]
+
+
+def test_no_record_writes_nothing(discovered, tmp_path):
+    import shutil
+
+    root, _, _ = discovered
+    trial = tmp_path / "trial"
+    shutil.copytree(root, trial)
+    shutil.rmtree(trial / "reports" / "discovery")
+    run = fidelity("discover", "--module", "mypaper.softmax", "--no-record", "--json", cwd=trial)
+    assert run.returncode == 1 and json.loads(run.stdout)["records"] == []
+    assert not (trial / "reports" / "discovery").exists()
