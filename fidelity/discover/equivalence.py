@@ -410,8 +410,8 @@ def decide(module_name: str, path: str, original_source: str, mutant_source: str
            lines: tuple[int, int] | None = None) -> dict:
     """{"verdict": "equivalent" | "blind_spot" | "undecided", "inputs": [...], "max_difference", "witness"}.
 
-    `lines` (first, last) are the mutated lines: a probe counts toward "equivalent" only if it
-    executed one of them in the mutant."""
+    `lines` (first, last) are the mutated lines of the original (one span): a probe counts toward
+    "equivalent" only if it executed the replacement's lines in the mutant."""
     original = load(module_name, path, original_source)
     try:
         mutant = load(module_name, path, mutant_source)
@@ -420,6 +420,8 @@ def decide(module_name: str, path: str, original_source: str, mutant_source: str
                 "witness": f"the mutated module fails to import: {type(exc).__name__}: {exc}"}
     tried, reached, worst = [], [], 0.0
     first, last = lines or (1, 10**9)
+    if lines:  # in the mutant's numbering: a guard removed for `pass` leaves one line, not the code after it
+        last = max(first, last + mutant_source.count("\n") - original_source.count("\n"))
     known = _originals(module_name, path, original_source)
     anchors = _anchors(mutant, mutant_source, first, last)
     for probe in probes_for(module_name, original):

@@ -58,6 +58,25 @@ CONFIGURED = textwrap.dedent('''
 ''')
 
 
+BRANCHED = textwrap.dedent('''
+    import torch
+    from torch import nn
+
+
+    class Picky(nn.Module):
+        def __init__(self, d: int, scale=None):
+            super().__init__()
+            if scale is not None:
+                self._scale = scale
+                if scale < 0:
+                    raise ValueError("scale must be >= 0")
+            self.weight = nn.Parameter(torch.ones(d))
+
+        def forward(self, x):
+            return x * self.weight
+''')
+
+
 def _write(tmp_path, source, name="toyeqmods_layers"):
     path = tmp_path / f"{name}.py"
     path.write_text(source)
@@ -108,6 +127,14 @@ def test_an_equivalent_rewrite_in_forward_is_equivalent_on_probes_that_ran_it(tm
 def test_an_equivalent_rewrite_in_the_constructor_is_reached_by_construction(tmp_path):
     result = _decide(tmp_path, TOY, "nn.Parameter(torch.ones(d))", "nn.Parameter(torch.full((d,), 1.0))")
     assert result["verdict"] == "equivalent", result  # not undecided: building the module ran the line
+
+
+def test_a_guard_removed_in_a_branch_no_probe_takes_is_undecided_not_reached_by_the_code_after_it(tmp_path):
+    # the mutant is two lines shorter: its line 11 is `pass`, and the original's line 12 now holds the
+    # `self.weight = ...` every construction runs, which must not count as running the mutated code
+    guard = 'if scale < 0:\n                raise ValueError("scale must be >= 0")'
+    result = _decide(tmp_path, BRANCHED, guard, "pass", name="toyeqmods_branched")
+    assert result["verdict"] == "undecided", result
 
 
 def test_state_kept_between_calls_is_behaviour(tmp_path):
