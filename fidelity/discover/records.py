@@ -28,7 +28,7 @@ import json
 import os
 from pathlib import Path
 
-from fidelity.perturb import evidence, gate_index, jsonio, locate
+from fidelity.perturb import evidence, gate_index, jsonio, launch, locate
 
 SCHEMA = "fidelity.discover/1"
 DISCOVERY_DIR = "discovery"
@@ -68,12 +68,7 @@ def current_hashes(module: str, repo_root: Path, test_paths: list[str], environm
         source = jsonio.sha256_file(locate.find_source(module, locate.child_search_path(str(repo_root))))
     except locate.TargetNotFound:
         source = None
-    env = dict(os.environ)
-    for k, v in (environment or {}).items():
-        if v is None:
-            env.pop(k, None)
-        else:
-            env[k] = v
+    env = launch.with_overrides(dict(os.environ), environment)
     return {"target_source": source, "gates": gates_sha256(test_paths, Path(repo_root), env),
             "discovery": discovery_code_sha256()}
 

@@ -4,9 +4,10 @@
         ...
     trace.lines[path], trace.calls[path]   # line numbers; first lines of the code objects called
 
-One tracer for every place that asks which code ran: the runner's coverage of each gate
-instance (the plugin records it under `--fidelity-trace-lines`, so a mutant runs only the
-instances that executed its lines) and the equivalence probes of blind-spot discovery. Only
+The runner's coverage of each gate instance: the plugin records it under
+`--fidelity-trace-lines`, so a mutant runs only the instances that executed its lines. (The
+equivalence probes of discovery still keep a tracer of their own, which also reads a call's
+arguments to tell whether a mutated default was left in force; the two should become one.) Only
 frames of the wanted files are traced line by line; every other frame returns at its call
 event. Threads started while active are traced too (threading.settrace).
 """
