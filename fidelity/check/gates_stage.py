@@ -61,8 +61,11 @@ def summarise(items: list[dict]) -> list[dict]:
     gates: dict[str, dict] = {}
     for it in items:
         g = gates.setdefault(it["gate"], {"gate": it["gate"], "equations": set(), "subjects": {},
-                                          "instances": 0, "failed": [], "not_run": []})
+                                          "instances": 0, "failed": [], "not_run": [],
+                                          "mechanism": None, "gate_class": None})
         g["equations"].update(it.get("equations", []))
+        g["mechanism"] = g["mechanism"] or it.get("mechanism")
+        g["gate_class"] = g["gate_class"] or it.get("gate_class")
         g["instances"] += 1
         subject = it.get("subject") or "(no subject)"
         sub = g["subjects"].setdefault(subject, {"passed": 0, "failed": 0, "findings": 0, "errors": 0,
@@ -88,6 +91,7 @@ def summarise(items: list[dict]) -> list[dict]:
                               "not_run": s["not_run"], "not_run_reasons": sorted(s["reasons"])}
         status = "failed" if g["failed"] else "passed" if any(s["passed"] for s in g["subjects"].values()) else "not run"
         rows.append({"gate": g["gate"], "status": status, "equations": sorted(g["equations"]),
+                     "mechanism": g["mechanism"], "gate_class": g["gate_class"],
                      "subjects": subjects, "instances": g["instances"], "failed": g["failed"]})
     return sorted(rows, key=lambda r: r["gate"])
 

@@ -57,3 +57,60 @@ def assert_gradcheck_criterion(analytic: torch.Tensor, numeric: torch.Tensor, *,
     worst = float(ratio.max()) if ratio.numel() else 0.0
     return assert_bound(worst, at_most=1.0, reading_name=reading_name,
                         what=f"{what}: worst |analytic - numeric| / (atol {atol:g} + rtol {rtol:g} |numeric|)")
+
+
+def _flat_output(forward: Callable[[], object]) -> torch.Tensor:
+    """forward()'s floating outputs, flattened and concatenated (a tuple output is one vector)."""
+    from fidelity.gates.tensors import floating_tensors
+
+    return torch.cat([o.reshape(-1) for o in floating_tensors(forward())])
+
+
+def jacobian_of_tensor(forward: Callable[[], object], t: torch.Tensor) -> torch.Tensor:
+    """J[out, *t.shape] = d forward()[out] / d t for a leaf t (an input or a module's parameter), by backward.
+
+    One backward per output element: for the small modules gates build, not for kernels (there,
+    jacobian_by_backward batches). A detached path gives zero, which central differences refute."""
+    out = _flat_output(forward)
+    rows = []
+    for k in range(out.numel()):
+        if not out.requires_grad:
+            rows.append(torch.zeros_like(t))
+            continue
+        (grad,) = torch.autograd.grad(out[k], t, retain_graph=True, allow_unused=True)
+        rows.append(torch.zeros_like(t) if grad is None else grad)
+    return torch.stack(rows).detach()
+
+
+def central_differences_of_tensor(forward: Callable[[], object], t: torch.Tensor, step: float) -> torch.Tensor:
+    """J_fd[out, *t.shape] by shifting each element of t in place by +-step (restored after)."""
+    flat = t.detach().view(-1)
+    columns = []
+    with torch.no_grad():
+        for i in range(flat.numel()):
+            keep = flat[i].clone()
+            flat[i] = keep + step
+            up = _flat_output(forward)
+            flat[i] = keep - step
+            down = _flat_output(forward)
+            flat[i] = keep
+            columns.append((up - down) / (2 * step))
+    return torch.stack(columns, dim=1).reshape(-1, *t.shape)
+
+
+def assert_gradcheck_every_tensor(forward: Callable[[], object], tensors: dict[str, torch.Tensor], *, step: float,
+                                  atol: float, rtol: float, what: str) -> float:
+    """gradcheck's criterion for the input and every parameter in `tensors`; the reading is the worst ratio of all,
+    and the message names the tensor it came from."""
+    worst_name, worst = None, 0.0
+    for name, t in tensors.items():
+        a = jacobian_of_tensor(forward, t).double().cpu()
+        n = central_differences_of_tensor(forward, t, step).double().cpu()
+        ratio = (a - n).abs() / (atol + rtol * n.abs())
+        ratio = torch.where(torch.isfinite(a), ratio, torch.full_like(ratio, float("inf")))
+        value = float(ratio.max()) if ratio.numel() else 0.0
+        if worst_name is None or value > worst:
+            worst_name, worst = name, value
+    return assert_bound(worst, at_most=1.0, reading_name="reading",
+                        what=f"{what}: worst |analytic - numeric| / (atol {atol:g} + rtol {rtol:g} |numeric|), "
+                             f"at {worst_name!r}")

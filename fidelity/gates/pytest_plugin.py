@@ -29,7 +29,8 @@ def _cuda_available() -> bool:
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "gate(equations, mechanism): a gate of the given spec equations")
+    config.addinivalue_line("markers", "gate(equations, mechanism, gate_class=None): a gate of the given spec "
+                                       "equations; gate_class one of fidelity.gates.gate_classes.GATE_CLASSES")
     config.addinivalue_line("markers", "gate_targets(*modules): modules whose source this gate covers")
     config.addinivalue_line("markers", "gate_subject(name, device): the subject and device of this instance")
 
@@ -55,6 +56,11 @@ def _mechanism(definition) -> str | None:
 
 
 def pytest_generate_tests(metafunc):
+    marker = metafunc.definition.get_closest_marker("gate")
+    if marker is not None:
+        from fidelity.gates.gate_classes import check_gate_class
+
+        check_gate_class(marker.kwargs.get("gate_class"), metafunc.definition.nodeid)
     mechanism = _mechanism(metafunc.definition)
     if mechanism is None or "subject" not in metafunc.fixturenames:
         return

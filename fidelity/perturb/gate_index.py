@@ -25,7 +25,7 @@ from pathlib import Path
 from fidelity.perturb import jsonio, launch
 from fidelity.perturb.errors import GateCollectionError
 
-INDEX_FORMAT = 2  # 2: items carry skip_marker
+INDEX_FORMAT = 3  # 2: items carry skip_marker; 3: and mechanism, gate_class
 CONFIG_FILES = ("pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini", "conftest.py")
 
 

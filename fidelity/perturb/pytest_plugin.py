@@ -80,10 +80,13 @@ def gate_markers(item) -> dict:
     equations: set[str] = set()
     targets: set[str] = set()
     marked = False
+    mechanism = gate_class = None
     for m in item.iter_markers("gate"):
         marked = True
         equations.update(_as_list(m.kwargs.get("equations", m.args[0] if len(m.args) > 0 else None)))
         targets.update(_as_list(m.kwargs.get("targets", m.args[1] if len(m.args) > 1 else None)))
+        mechanism = mechanism or m.kwargs.get("mechanism")
+        gate_class = gate_class or m.kwargs.get("gate_class")
     for m in item.iter_markers("gate_targets"):
         targets.update(_as_list(m.args))
         targets.update(_as_list(m.kwargs.get("targets")))
@@ -91,6 +94,7 @@ def gate_markers(item) -> dict:
     skip = item.get_closest_marker("skip")
     skip_reason = (skip.kwargs.get("reason") or (skip.args[0] if skip.args else "unconditional skip")) if skip else None
     return {"gate_marker": marked, "equations": sorted(equations), "targets": sorted(targets),
+            "mechanism": mechanism, "gate_class": gate_class,
             "subject": subject.args[0] if subject else None, "device": subject.args[1] if subject else None,
             "skip_marker": skip_reason}
 

@@ -162,6 +162,32 @@ def _subjects(doc: Document, ledger: dict) -> None:
                          s.get("description", "")) for s in run["subjects"])))
 
 
+def _coverage_cell(cell: dict):
+    if not cell["applies"]:
+        return "does not apply"
+    if not cell["gates"]:
+        return Tag("missing", "failed")
+    accepted = len(cell["accepted"])
+    text = f"{len(cell['gates'])} gate{'s' if len(cell['gates']) != 1 else ''}, {accepted} accepted"
+    return Tag(text, "passed") if accepted == len(cell["gates"]) else Tag(text, "failed")
+
+
+def _coverage(doc: Document, ledger: dict) -> None:
+    table = ledger["coverage"]
+    doc.add(Heading(2, "Coverage by gate class", "coverage"))
+    if not table["available"]:
+        doc.add(Para("Not shown: the gate suite was not run (--no-gates), so the gates' classes are unknown."))
+        return
+    doc.add(Para("Per mechanism, which classes of gate hold it, and whether each of those gates is accepted "
+                 "(seen red by its own assertion under a perturbation and green after). A class is named in the "
+                 "gate's marker, gate_class=."))
+    doc.add(Bullets(tuple((Code(name), f": {promise}") for name, promise in table["classes"].items())))
+    classes = tuple(table["classes"])
+    doc.add(Table(("mechanism", *classes),
+                  tuple((Code(r["mechanism"]), *(_coverage_cell(r["cells"][c]) for c in classes))
+                        for r in table["rows"])))
+
+
 def _how(f: dict) -> str:
     if f.get("kind") == "assertion":
         return "the gate's assertion"
@@ -667,6 +693,7 @@ def build(ledger: dict, *, plots: bool = True) -> Document:
     if plots:
         _plots(doc)
     _subjects(doc, ledger)
+    _coverage(doc, ledger)
     _third_party(doc, ledger)
     _other_subjects(doc, ledger)
     for p in ledger["papers"]:

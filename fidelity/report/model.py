@@ -32,7 +32,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from fidelity.report import discovery
+from fidelity.mechanisms.registry import known_mechanisms
+from fidelity.report import coverage, discovery
 from fidelity.report import separation as sep
 
 SCHEMA = "fidelity.report.ledger/1"
@@ -126,7 +127,8 @@ def _gates(cat, entries: list[dict], gate_run: dict | None, repo_root: Path) -> 
     def gate(gid: str) -> dict:
         return gates.setdefault(gid, {"gate": gid, "file": gid.split("::", 1)[0], "equations": set(),
                                       "run": None, "fixtures_read": set(), "rtol": None, "separations": {},
-                                      "accepted": False, "accepted_by": set(), "stale_only": False})
+                                      "accepted": False, "accepted_by": set(), "stale_only": False,
+                                      "mechanism": None, "gate_class": None})
 
     for row in (gate_run or {}).get("gates", []):
         g = gate(row["gate"])
@@ -136,6 +138,7 @@ def _gates(cat, entries: list[dict], gate_run: dict | None, repo_root: Path) -> 
         g["fixtures_read"].update(display_path(Path(repo_root) / f, repo_root) for f in row.get("fixtures_read", []))
         g["rtol"] = row.get("rtol")
         g["separations"] = dict(row.get("separations") or {})
+        g["mechanism"], g["gate_class"] = row.get("mechanism"), row.get("gate_class")
     for e in entries:
         g = gate(e["gate"])
         g["equations"].update(e["equations"])
@@ -561,6 +564,7 @@ def gather(cat, *, repo_root: Path, reports_dir: Path, fixtures_dir: Path, gate_
         "evidence": entries,
         "separations": separations,
     }
+    ledger["coverage"] = coverage.gather(gates, mechanisms=known_mechanisms(), gate_run=gate_run is not None)
     third = _third_party(cat, gate_run)
     if third is not None:  # only when the gate run holds third-party runs: the ledger is otherwise unchanged
         ledger["third_party"] = third

@@ -1,0 +1,42 @@
+"""The gate classes: what kind of promise a gate holds a subject to, named once.
+
+A gate may say which class it belongs to, `@pytest.mark.gate(..., gate_class="gradient_reach")`;
+the ledger's coverage table shows, per mechanism, which classes hold it. A gate without a class
+is a plain fixture or property gate. An unknown class is refused at collection (a typo would
+otherwise drop a gate from the table in silence).
+"""
+from __future__ import annotations
+
+GATE_CLASSES: dict[str, str] = {
+    "defaults_as_shipped": "called or constructed with no optional argument, equal to the oracle at the spec's values",
+    "init_through_module": "the init the factory creates, read from the module, never a value the gate supplies",
+    "gradients_finite_differences": "float64 backward through the module against central differences, "
+                                    "for the input and every parameter",
+    "gradient_reach": "every input and parameter receives a non-zero gradient (a detached path reads zero)",
+    "gradients_from_oracle": "the subject's gradients equal the oracle's exact or 40-digit Jacobian",
+    "parameters_alive": "moving each parameter moves the output by at least half what the oracle says",
+    "stateless": "the same call twice, and one object reused over 1000 calls, give bit-identical results",
+    "dtype_device": "every floating output keeps the input's dtype and device",
+}
+"""class name -> the promise, one line (the ledger prints it beside the coverage table)."""
+
+
+class UnknownGateClass(ValueError):
+    """A gate marker names a class GATE_CLASSES does not define."""
+
+
+def check_gate_class(name: str | None, where: str) -> str | None:
+    """`name` if it is a known class (or None); UnknownGateClass naming the known ones otherwise."""
+    if name is not None and name not in GATE_CLASSES:
+        raise UnknownGateClass(f"{where}: gate_class {name!r} is not one of {', '.join(GATE_CLASSES)} "
+                               "(fidelity.gates.gate_classes)")
+    return name
+
+
+MODULE_ONLY = ("init_through_module", "parameters_alive")
+"""Classes that hold a module's own parameters: a function mechanism has none, so they do not apply to it."""
+
+
+def applies(gate_class: str, mechanism_kind: str) -> bool:
+    """Whether `gate_class` can hold a mechanism of `mechanism_kind` ("function" or "module")."""
+    return mechanism_kind == "module" or gate_class not in MODULE_ONLY

@@ -1,0 +1,52 @@
+"""The numbers the specs fix, read by id: one home for a default the paper or our tier-c choice gives.
+
+An equation of kind `constant` or `init` may carry `value:` (mhc.table5.tmax: 20). Oracles and
+fixture builders read it here, so a default is typed once, in the spec, and a gate compares a
+subject called without the optional argument with what the oracle computed at that value.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import sympy
+
+
+class NoSpecValue(LookupError):
+    """An equation id that is not in the specs, or has no `value:`."""
+
+
+@lru_cache(maxsize=None)
+def _values(specs_dir: Path) -> dict[str, object]:
+    from fidelity.spec.loader import load_catalogue
+
+    cat = load_catalogue(specs_dir)
+    return {eq_id: item.get("value") for eq_id, item in cat.equations.items()}
+
+
+def _specs_dir(specs_dir: Path | str | None) -> Path:
+    if specs_dir is not None:
+        return Path(specs_dir).resolve()
+    from fidelity import project
+
+    return Path(project.current().specs).resolve()
+
+
+def spec_value_exact(equation_id: str, specs_dir: Path | str | None = None) -> sympy.Rational:
+    """The `value:` of `equation_id` as an exact rational (1e-20 is 10^-20, not the nearest double)."""
+    values = _values(_specs_dir(specs_dir))
+    if equation_id not in values:
+        raise NoSpecValue(f"no equation {equation_id!r} in the specs; `fidelity list equations` lists them")
+    raw = values[equation_id]
+    if raw is None:
+        raise NoSpecValue(f"equation {equation_id!r} has no `value:`; give the number it fixes in its spec entry")
+    return sympy.Rational(str(raw)) if not isinstance(raw, bool) else sympy.Integer(int(raw))
+
+
+def spec_value(equation_id: str, specs_dir: Path | str | None = None) -> int | float:
+    """The `value:` of `equation_id` as Python shows a default: an int when whole and written so, else a float."""
+    exact = spec_value_exact(equation_id, specs_dir)
+    raw = _values(_specs_dir(specs_dir))[equation_id]
+    if exact.q == 1 and not (isinstance(raw, float) or (isinstance(raw, str) and any(c in raw for c in ".eE/"))):
+        return int(exact)
+    return float(exact)
