@@ -79,6 +79,19 @@ def test_breaking_the_implementation_turns_check_red_by_the_gates_assertion(scaf
     assert messages and all("q at T = 2" in m and "differ beyond" in m for m in messages)  # assert_close's words
 
 
+def test_a_gate_class_nobody_defined_is_a_collection_error_that_names_it(scaffolded, tmp_path):
+    import shutil
+
+    typo = tmp_path / "typo"
+    shutil.copytree(scaffolded, typo)
+    gates = typo / "tests" / "gates" / "test_tempered_softmax.py"
+    gates.write_text(gates.read_text().replace('gate_class="defaults_as_shipped"', 'gate_class="default_as_shiped"'))
+    collect = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                              "tests/gates"], capture_output=True, text=True, cwd=typo)
+    assert collect.returncode != 0
+    assert "gate_class 'default_as_shiped' is not one of" in collect.stdout + collect.stderr
+
+
 def test_init_never_overwrites(scaffolded):
     before = {p: p.read_bytes() for p in scaffolded.rglob("*") if p.is_file()}
     again = fidelity("init", str(scaffolded), "--name", "mypaper", cwd=scaffolded.parent)
