@@ -146,3 +146,52 @@ def eq3_sliced_mp(x, y, b_post, b_res, t_max: int = sk.T_MAX) -> dict:
         hr = h_res(b_res, t_max)
         out = eq3_sliced(to_mp_nested(x), to_mp_nested(y), hr, hp)
         return {"H_post": hp, "H_res": hr, "out": out}
+
+
+def sigmoid_mpf(v: mpmath.mpf) -> mpmath.mpf:
+    """1 / (1 + e^-v) on an mpf, at the caller's precision."""
+    return 1 / (1 + mpmath.exp(-v))
+
+
+def residual_mpf(x, params: dict, W, eps, t_max: int = sk.T_MAX, layout: str = "paper") -> dict:
+    """Eqs. 7, 8 and 3 for one token with a LINEAR layer body F(v) = W v, on mpf values at the caller's precision.
+
+    x is n rows of C; params holds the nine parameters by name (phi_pre / phi_post [nC][n],
+    phi_res [nC][n^2] with mat() row-major, alpha_* scalars, b_pre / b_post [n], b_res [n][n]);
+    W is C x C ("paper": F runs on u = H_pre x = sum_i H_pre[i] x[i]) or nC x nC ("sliced": F runs
+    on the whole hidden vec x, its output read as n slices y[j] of C; H_pre is computed, not read).
+    out[j][c] = sum_i H_res[j][i] x[i][c] + H_post[j] y_j[c], y_j = F (paper) or the slice j (sliced).
+    No `precision()` inside: fidelity.oracles.derivatives differentiates this at more digits than DPS.
+    Returns {"x_normed", "H_pre", "H_post", "H_res", "F" (the body's output), "out"}.
+    """
+    if layout not in ("paper", "sliced"):
+        raise ValueError(f"unknown layout {layout!r}")
+    n, C = len(x), len(x[0])
+    flat = [v for row in x for v in row]
+    D = n * C
+    r = mpmath.sqrt(mpmath.fsum(v * v for v in flat) / D + eps)  # mhc.eq7: RMSNorm over nC, eps inside the root
+    xn = [v / r for v in flat]
+
+    def proj(name, k):
+        phi = params[name]
+        if len(phi) != D or any(len(row) != k for row in phi):
+            raise ValueError(f"{name} must be {D} x {k}")
+        return [mpmath.fsum(xn[i] * phi[i][c] for i in range(D)) for c in range(k)]
+
+    t_pre = [params["alpha_pre"] * v + b for v, b in zip(proj("phi_pre", n), params["b_pre"])]
+    t_post = [params["alpha_post"] * v + b for v, b in zip(proj("phi_post", n), params["b_post"])]
+    flat_res = proj("phi_res", n * n)
+    t_res = [[params["alpha_res"] * flat_res[i * n + j] + params["b_res"][i][j] for j in range(n)] for i in range(n)]
+    H_pre = [sigmoid_mpf(v) for v in t_pre]  # mhc.eq8
+    H_post = [2 * sigmoid_mpf(v) for v in t_post]
+    H_res = sk.sinkhorn_mpf(t_res, t_max)
+    if layout == "paper":
+        u = [mpmath.fsum(H_pre[i] * x[i][c] for i in range(n)) for c in range(C)]
+        F = [mpmath.fsum(W[a][b] * u[b] for b in range(C)) for a in range(C)]
+        y = [F for _ in range(n)]
+    else:
+        F = [mpmath.fsum(W[a][b] * flat[b] for b in range(D)) for a in range(D)]
+        y = [F[j * C:(j + 1) * C] for j in range(n)]
+    out = [[mpmath.fsum(H_res[j][i] * x[i][c] for i in range(n)) + H_post[j] * y[j][c] for c in range(C)]
+           for j in range(n)]
+    return {"x_normed": xn, "H_pre": H_pre, "H_post": H_post, "H_res": H_res, "F": F, "out": out}

@@ -48,12 +48,22 @@ def sinkhorn(logits: Sequence[Sequence], t_max: int = T_MAX, trajectory: bool = 
     if t_max < 0:
         raise ValueError("t_max must be >= 0")
     with precision():
-        M = [[mpmath.exp(mp(x)) for x in row] for row in logits]
-        traj = [M]
-        for _ in range(t_max):
-            M = row_normalise(col_normalise(M))
-            traj.append(M)
-        return traj if trajectory else M
+        return sinkhorn_mpf([[mp(x) for x in row] for row in logits], t_max, trajectory)
+
+
+def sinkhorn_mpf(logits: Sequence[Sequence[mpmath.mpf]], t_max: int = T_MAX, trajectory: bool = False):
+    """Eq. 9 on logits that are already mpf, at the CALLER's precision (no `precision()` inside).
+
+    `sinkhorn` is this at the shared precision; fidelity.oracles.derivatives differentiates it at
+    a higher one (a nested `precision()` would cut the working digits back to DPS)."""
+    if t_max < 0:
+        raise ValueError("t_max must be >= 0")
+    M = [[mpmath.exp(x) for x in row] for row in logits]
+    traj = [M]
+    for _ in range(t_max):
+        M = row_normalise(col_normalise(M))
+        traj.append(M)
+    return traj if trajectory else M
 
 
 def exp_matrix(logits: Sequence[Sequence]) -> sympy.Matrix:

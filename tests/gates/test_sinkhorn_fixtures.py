@@ -20,6 +20,7 @@ import torch
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close, assert_predictions_separated, distance_in_tolerances
 from fidelity.gates.fixture_values import expected, fixture, param, value
 from fidelity.gates import readings
+from fidelity.spec.values import spec_value
 
 DTYPES = [torch.float32, torch.float64]
 DTYPE_IDS = ["f32", "f64"]
@@ -27,7 +28,8 @@ ROUTES = ["autograd", "manual"]
 SINKHORN_TOL = Tolerance(eps_multiple=64, floor=1e-30)   # 40 normalisations, self-correcting: see the module doc
 CROSS_RATIO_TOL = Tolerance(eps_multiple=256, floor=1e-30)  # a product/quotient of 4 entries, each within 64 eps
 UNIT_SCALE_TOL = Tolerance(eps_multiple=64, floor=1.0)    # a difference of O(1) entries: error relative to 1
-TABLE5_T_MAX = 20  # mhc.table5.tmax: the paper's t_max, and the interface's default (SinkhornProjection)
+TABLE5_T_MAX = spec_value("mhc.table5.tmax")  # the paper's t_max (the spec's value:), the interface's default
+TRAJECTORY_STEPS = [0, 1, 2, 3]  # M(0) .. M(3) of sinkhorn.cross_ratio_2x2's trajectory, one instance each
 
 
 def _sinkhorn(subject, backward):
@@ -69,20 +71,24 @@ def test_two_by_two_matches_eq9_after_t_max_steps(subject, device, dtype, backwa
 
 
 @pytest.mark.gate(equations=["mhc.eq9"], mechanism="sinkhorn")
+@pytest.mark.parametrize("t", TRAJECTORY_STEPS, ids=[f"t{t}" for t in TRAJECTORY_STEPS])
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("backward", ROUTES)
-def test_first_steps_follow_eq9_column_then_row(subject, device, dtype, backward):
+def test_first_steps_follow_eq9_column_then_row(subject, device, dtype, backward, t):
     """M(0) = exp(logits), then M(1), M(2), M(3) of the 2x2 case: each step a column, THEN a row pass.
 
+    One instance per step t, so a failure (or a refusal) at one step hides none of the others.
     The limit does not depend on the order, M(1) does: row-first gives the fixture's
     predicted sinkhorn.cross_ratio_2x2.row_first, not M(1).
     """
     fx = "sinkhorn.cross_ratio_2x2"
     logits = value(fx, "logits", dtype, device)
     trajectory = expected(fx, "trajectory", dtype, device)
+    if trajectory.shape[0] != len(TRAJECTORY_STEPS):
+        raise ValueError(f"{fx}: the trajectory holds M(0)..M({trajectory.shape[0] - 1}), the gate expects "
+                         f"{TRAJECTORY_STEPS}")
     sk = _sinkhorn(subject, backward)
-    for t in range(trajectory.shape[0]):
-        assert_close(sk(logits, t_max=t), trajectory[t], SINKHORN_TOL, what=f"M({t}) of the 2x2 case")
+    assert_close(sk(logits, t_max=t), trajectory[t], SINKHORN_TOL, what=f"M({t}) of the 2x2 case")
 
 
 @pytest.mark.gate(equations=["mhc.eq9", "mhc.eq6"], mechanism="sinkhorn")
@@ -100,13 +106,14 @@ def test_exact_limit_is_reached_by_t_max(subject, device, dtype, backward, n):
     assert_close(got, expected(fx, "M_t_max", dtype, device), SINKHORN_TOL, what=f"M(t_max) of the n = {n} scaled A")
 
 
-@pytest.mark.gate(equations=["mhc.eq9", "mhc.table5.tmax"], mechanism="sinkhorn")
+@pytest.mark.gate(equations=["mhc.eq9", "mhc.table5.tmax"], mechanism="sinkhorn", gate_class="defaults_as_shipped")
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("backward", ROUTES)
 def test_slow_case_is_m20_at_the_default_t_max_not_the_limit(subject, device, dtype, backward):
     """logits [[0, 0], [-12, 0]]: M(20) is still 0.022 from the limit; the subject must return M(20).
 
-    Called WITHOUT t_max: the interface's default is Table 5's t_max = 20, and this slow case
+    Called WITHOUT t_max: the interface's default is Table 5's t_max = 20 (the spec's mhc.table5.tmax
+    value, which the fixture's t_max must equal), and this slow case
     is where M(10) (the authors' code default) and M(20) differ visibly (by 95 % relative).
     Then the distance of M(20) to the limit is asserted to be the fixture's gap_to_limit
     (floor 1: a difference of O(1) entries), so a subject that returns the limit fails too.

@@ -74,7 +74,7 @@ def test_manual_backward_matches_autograd_of_the_same_forward(subject, device, d
                  what=f"manual adjoint vs autograd, n = {n}, relative to max|g| = {scale:.3g}")
 
 
-@pytest.mark.gate(equations=["mhc.eq9"], mechanism="sinkhorn")
+@pytest.mark.gate(equations=["mhc.eq9"], mechanism="sinkhorn", gate_class="gradients_finite_differences")
 @pytest.mark.parametrize("backward", ["autograd", "manual"])
 @pytest.mark.parametrize("n", SIZES)
 def test_jacobian_matches_central_differences_in_float64(subject, device, backward, n):
