@@ -46,22 +46,39 @@ def hc_layer(H: sympy.Matrix, B, A_m, A_r, T: Callable[[sympy.Matrix], sympy.Mat
     return {"h0": h0, "H_prime": Hp, "out": B.T * t + Hp}
 
 
-def layer_norm_rows(H: sympy.Matrix, eps) -> sympy.Matrix:
-    """LayerNorm of each row (stream), no affine: (x - mean) / sqrt(var + eps) (HC Alg. 2, tier c for eps)."""
+def layer_norm_rows(H: sympy.Matrix, eps, weight=None, bias=None) -> sympy.Matrix:
+    """LayerNorm of each row (stream): (x - mean) / sqrt(var + eps) (HC Alg. 2, tier c for eps), the biased
+    variance as torch.nn.LayerNorm; with `weight` / `bias` (d entries each) the affine map y * weight + bias
+    follows (LayerNorm's elementwise_affine; None is weight 1, bias 0)."""
     H = sympy.Matrix(H)
+    d = H.cols
+    w = [sympy.Integer(1)] * d if weight is None else [exact(v) for v in _flat(weight)]
+    b = [sympy.Integer(0)] * d if bias is None else [exact(v) for v in _flat(bias)]
+    if len(w) != d or len(b) != d:
+        raise ValueError(f"layer_norm_rows: weight and bias need d = {d} entries, got {len(w)} and {len(b)}")
     rows = []
     for i in range(H.rows):
         r = list(H.row(i))
         mu = sum(r) / len(r)
         var = sum((v - mu) ** 2 for v in r) / len(r)
         den = sympy.sqrt(var + exact(eps))
-        rows.append([(v - mu) / den for v in r])
+        rows.append([(v - mu) / den * w[j] + b[j] for j, v in enumerate(r)])
     return sympy.Matrix(rows)
 
 
-def dhc_coefficients(H, B, A_m, A_r, W_beta, W_m, W_r, s_alpha, s_beta, eps) -> dict:
-    """Eq. 10-13: the dynamic B(H), A_m(H), A_r(H) (Hbar = per-stream LayerNorm)."""
-    Hbar = layer_norm_rows(H, eps)
+def _flat(v) -> list:
+    if isinstance(v, sympy.MatrixBase):
+        return list(v)
+    out = []
+    for x in v:
+        out.extend(_flat(x) if isinstance(x, (list, tuple, sympy.MatrixBase)) else [x])
+    return out
+
+
+def dhc_coefficients(H, B, A_m, A_r, W_beta, W_m, W_r, s_alpha, s_beta, eps, ln_weight=None, ln_bias=None) -> dict:
+    """Eq. 10-13: the dynamic B(H), A_m(H), A_r(H) (Hbar = per-stream LayerNorm, affine by ln_weight / ln_bias
+    when given)."""
+    Hbar = layer_norm_rows(H, eps, ln_weight, ln_bias)
     tanh = lambda M: M.applyfunc(sympy.tanh)  # noqa: E731
     Bd = exact(s_beta) * tanh(Hbar * sympy.Matrix(W_beta)).T + sympy.Matrix(B)
     Amd = exact(s_alpha) * tanh(Hbar * sympy.Matrix(W_m)) + sympy.Matrix(A_m)
@@ -69,9 +86,9 @@ def dhc_coefficients(H, B, A_m, A_r, W_beta, W_m, W_r, s_alpha, s_beta, eps) -> 
     return {"B": Bd, "A_m": Amd, "A_r": Ard, "H_bar": Hbar}
 
 
-def dhc_layer(H, B, A_m, A_r, W_beta, W_m, W_r, s_alpha, s_beta, eps, T) -> dict:
+def dhc_layer(H, B, A_m, A_r, W_beta, W_m, W_r, s_alpha, s_beta, eps, T, ln_weight=None, ln_bias=None) -> dict:
     """Eq. 9: the layer with the dynamic matrices of Eq. 11-13."""
-    c = dhc_coefficients(H, B, A_m, A_r, W_beta, W_m, W_r, s_alpha, s_beta, eps)
+    c = dhc_coefficients(H, B, A_m, A_r, W_beta, W_m, W_r, s_alpha, s_beta, eps, ln_weight, ln_bias)
     res = hc_layer(H, c["B"], c["A_m"], c["A_r"], T)
     res.update({"B": c["B"], "A_m": c["A_m"], "A_r": c["A_r"]})
     return res
@@ -173,3 +190,51 @@ def dhc_zero_weights_is_static(n: int = 2, d: int = 3) -> dict:
             and sympy.simplify(c["A_r"] - A_r) == sympy.zeros(n, n))
     return {"statement": "DHC with W_beta = W_m = W_r = 0 has B(H) = B, A_m(H) = A_m, A_r(H) = A_r for every H",
             "holds": bool(same), "evidence": f"sympy, symbolic H ({n} x {d}), B, A_m, A_r, s_alpha, s_beta, eps"}
+
+
+MODULE_PARAMETERS_STATIC = ("static_beta", "static_alpha")
+MODULE_PARAMETERS_DYNAMIC = MODULE_PARAMETERS_STATIC + ("dynamic_alpha_fn", "dynamic_beta_fn", "alpha_scale",
+                                                        "beta_scale", "layer_norm.weight", "layer_norm.bias")
+"""The parameters of the hyper_connection interface's module (fidelity.mechanisms.hyper_connection), by name."""
+
+
+def module_layer(params: dict, H, T: Callable[[sympy.Matrix], sympy.Matrix], eps=None, dynamic: bool = True) -> dict:
+    """One layer of the interface's module, read from its parameters by name (Alg. 2's layout), exactly.
+
+    params: static_beta [n] (B), static_alpha [n][n+1] ([A_m | A_r]); when dynamic also dynamic_alpha_fn
+    [d][n+1] ([W_m | W_r]), dynamic_beta_fn [d] (W_beta), alpha_scale, beta_scale and the LayerNorm's
+    layer_norm.weight / layer_norm.bias [d] (eps given). Static: Eqs. 3-5 with B, A_m, A_r; dynamic: Eq. 9
+    with Eqs. 10-13. Returns hc_layer's dict (h0, H_prime, out) with B, A_m, A_r as used.
+    """
+    mat = lambda M: sympy.Matrix([[exact(v) for v in r] for r in M])  # noqa: E731
+    H = mat(H) if not isinstance(H, sympy.MatrixBase) else H
+    n = H.rows
+    B = sympy.Matrix([[exact(v) for v in params["static_beta"]]])
+    alpha = mat(params["static_alpha"])
+    if alpha.shape != (n, n + 1):
+        raise ValueError(f"static_alpha must be [n, n+1] = [{n}, {n + 1}], got {alpha.shape}")
+    A_m, A_r = alpha[:, :1], alpha[:, 1:]
+    if not dynamic:
+        res = hc_layer(H, B, A_m, A_r, T)
+        res.update({"B": B, "A_m": A_m, "A_r": A_r})
+        return res
+    W = mat(params["dynamic_alpha_fn"])
+    W_beta = sympy.Matrix([[exact(v)] for v in params["dynamic_beta_fn"]])
+    return dhc_layer(H, B, A_m, A_r, W_beta, W[:, :1], W[:, 1:], params["alpha_scale"], params["beta_scale"], eps, T,
+                     params["layer_norm.weight"], params["layer_norm.bias"])
+
+
+def module_jacobian_wrt_H(params: dict, H, T: Callable[[sympy.Matrix], sympy.Matrix], eps=None,
+                          dynamic: bool = True) -> list[list[sympy.Expr]]:
+    """J[i*d + j][p*d + q] = d out[i, j] / d H[p, q] of module_layer, by exact sympy differentiation at H.
+
+    Rows follow out's row-major order, columns H's; the entries are exact expressions (evaluate with
+    digits / mp at 40+ digits). Through the LayerNorm, tanh and the body T (which must be sympy-differentiable).
+    """
+    H = sympy.Matrix([[exact(v) for v in r] for r in H])
+    n, d = H.shape
+    syms = sympy.Matrix(n, d, lambda i, j: sympy.Symbol(f"_H{i}_{j}", real=True))
+    out = module_layer(params, syms, T, eps, dynamic)["out"]
+    at = {syms[p, q]: H[p, q] for p in range(n) for q in range(d)}
+    return [[sympy.diff(out[i, j], syms[p, q]).subs(at) for p in range(n) for q in range(d)]
+            for i in range(n) for j in range(d)]

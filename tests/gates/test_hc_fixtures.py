@@ -3,6 +3,11 @@
 Layer bodies are LINEAR and given by the fixture (T(h) = h W), and record their input, so the
 connection is under test and its layer input h_0 = A_m^T H is asserted too.
 
+The two init gates (gate_class init_through_module) build each module through the subject's factory
+and use the parameters it created: they write nothing, so an init that is not Eq. 14's shows. Sub-cases
+that can fail or be refused on their own (the replicated and the distinct-rows input; each quantity of
+a DHC layer; the static module a subject may not have) are separate instances.
+
 Tolerances: the static fixtures are dyadic rationals (W entries in {0, +-1/4, +-1/2, +-1, 2}),
 so static HC is exact in both dtypes; 16 eps allows a reordered sum, with floor 1 because the
 fixtures' entries are O(1) numbers with exact zeros among them (a zero's relative error would
@@ -50,32 +55,48 @@ def _run_layers(subject, H, Ws, n, dynamic, dtype, device):
     return states, module
 
 
+CASES_EQ14 = ["replicated", "distinct"]
+QUANTITIES_ZERO = ["out", "static_out", "out_vs_static", "B", "A_m", "A_r"]
+QUANTITIES_DYNAMIC = ["out", "h0", "H_bar", "B", "A_m", "A_r"]
+
+
 @pytest.mark.gate(equations=["hc.eq1", "hc.eq2", "hc.eq3", "hc.eq4", "hc.eq5", "hc.eq6", "hc.eq7", "hc.eq14",
                              "hc.setup", "hc.readout_sum", "hc.alg2"],
-                  mechanism="hyper_connection")
+                  mechanism="hyper_connection", gate_class="init_through_module")
+@pytest.mark.parametrize("case", CASES_EQ14)
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
-def test_eq14_init_reproduces_the_prenorm_residual_and_layer_k_reads_stream_k_mod_n(subject, device, dtype, dynamic):
-    """n = 3, d = 2, L = 4 layers T_k(h) = h W_k, each at its Eq. 14 init (B = 1, A_m = e_(k mod n), A_r = I; W_* = 0).
+def test_eq14_init_reproduces_the_prenorm_residual_and_layer_k_reads_stream_k_mod_n(subject, device, dtype, dynamic,
+                                                                                     case):
+    """n = 3, d = 2, L = 4 layers T_k(h) = h W_k, each module as its factory builds it for layer k (Eq. 14:
+    B = 1, A_m = e_(k mod n), A_r = I; W_* = 0): nothing is written, the gate uses the parameters the
+    factory created.
 
-    Replicated input (h, h, h): every stream stays the Pre-Norm residual r_k = r_(k-1) + r_(k-1) W_k and
-    the summed readout is 3 r_L = [18.375, 18.375]. Distinct rows [[1, 2], [3, -1], [0, 1]]: layer k
+    case "replicated": input (h, h, h); every stream stays the Pre-Norm residual r_k = r_(k-1) + r_(k-1) W_k and
+    the summed readout is 3 r_L = [18.375, 18.375]. case "distinct": rows [[1, 2], [3, -1], [0, 1]]; layer k
     reads row k mod 3, so the readout [3.25, -1.75] depends on the layer index (reading row (k+1) mod 3
-    gives the prediction hc.static.layer_index_shifted, [76.375, 86.375]). Readouts are asserted
-    before the per-layer states (the prediction is about the readout). With dynamic=True the
-    zero-initialised dynamic part must change nothing.
+    gives the prediction hc.static.layer_index_shifted, [76.375, 86.375]). Each case is its own instance
+    (one case, one instance). Readouts are asserted before the per-layer states (the prediction is about
+    the readout). With dynamic=True the zero-initialised dynamic part must change nothing.
     """
     fx = "hc.static_eq14"
     n = int(fixture(fx)["inputs"]["n"])
     Ws = list(value(fx, "W", dtype, device))
-    want_distinct = expected(fx, "distinct_readout", torch.float64, device)
-    pred = torch.tensor(fixture(fx)["predictions"]["hc.static.layer_index_shifted"]["float64"], dtype=torch.float64,
-                        device=device)
-    separation = float(((pred - want_distinct).abs() / want_distinct.abs()).max() / STATIC_TOL.rtol(dtype))
-    readings.record(separation, "fixture_separation")
-    if separation < 10:
-        raise ValueError(f"{fx}: the layer-index prediction lies only {separation:.3g} tolerances away: weak gate")
-
+    if case == "distinct":
+        want_distinct = expected(fx, "distinct_readout", torch.float64, device)
+        pred = torch.tensor(fixture(fx)["predictions"]["hc.static.layer_index_shifted"]["float64"],
+                            dtype=torch.float64, device=device)
+        separation = float(((pred - want_distinct).abs() / want_distinct.abs()).max() / STATIC_TOL.rtol(dtype))
+        readings.record(separation, "fixture_separation")
+        if separation < 10:
+            raise ValueError(f"{fx}: the layer-index prediction lies only {separation:.3g} tolerances away: weak gate")
+        distinct, last = _run_layers(subject, value(fx, "H0_distinct", dtype, device), Ws, n, dynamic, dtype, device)
+        assert_close(last.readout(distinct[-1]), expected(fx, "distinct_readout", dtype, device), STATIC_TOL,
+                     what="summed readout of the distinct-rows input (depends on A_m = e_(k mod n))")
+        want_states = expected(fx, "distinct_H", dtype, device)
+        for k, state in enumerate(distinct):
+            assert_close(state, want_states[k], STATIC_TOL, what=f"distinct-rows H after {k} layers")
+        return
     h = value(fx, "h", dtype, device)
     first = _hc(subject, n, h.shape[-1], 0, dynamic, dtype, device)
     replicated, last = _run_layers(subject, first.expand(h), Ws, n, dynamic, dtype, device)
@@ -87,56 +108,58 @@ def test_eq14_init_reproduces_the_prenorm_residual_and_layer_k_reads_stream_k_mo
         assert_close(state, want_states[k], STATIC_TOL, what=f"replicated H after {k} layers")
         assert_close(state, prenorm[k].expand_as(state), STATIC_TOL, what=f"every stream = Pre-Norm residual r_{k}")
 
-    distinct, last = _run_layers(subject, value(fx, "H0_distinct", dtype, device), Ws, n, dynamic, dtype, device)
-    assert_close(last.readout(distinct[-1]), expected(fx, "distinct_readout", dtype, device), STATIC_TOL,
-                 what="summed readout of the distinct-rows input (depends on A_m = e_(k mod n))")
-    want_states = expected(fx, "distinct_H", dtype, device)
-    for k, state in enumerate(distinct):
-        assert_close(state, want_states[k], STATIC_TOL, what=f"distinct-rows H after {k} layers")
-
 
 @pytest.mark.gate(equations=["hc.eq8", "hc.eq9", "hc.eq10", "hc.eq11", "hc.eq12", "hc.eq13", "hc.eq14",
                              "hc.eq6", "hc.eq7", "hc.alg2"],
-                  mechanism="hyper_connection")
+                  mechanism="hyper_connection", gate_class="init_through_module")
+@pytest.mark.parametrize("quantity", QUANTITIES_ZERO)
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-def test_dhc_with_zero_dynamic_weights_is_static_hc(subject, device, dtype):
-    """DHC at its Eq. 14 init (W_beta = W_m = W_r = 0, s_alpha = s_beta = 1/100): tanh(H_bar 0) = 0, so
-    B(H) = B = [1, 1, 1], A_m(H) = e_0, A_r(H) = I and the layer is exactly static HC at k = 0.
+def test_dhc_with_zero_dynamic_weights_is_static_hc(subject, device, dtype, quantity):
+    """DHC as its factory builds it at layer k = 0 (Eq. 14: W_beta = W_m = W_r = 0, B = 1, A_m = e_0, A_r = I),
+    nothing written: tanh(H_bar 0) = 0, so B(H) = B = [1, 1, 1], A_m(H) = e_0, A_r(H) = I and the layer is
+    exactly static HC at k = 0, whatever the module's s_alpha, s_beta and LayerNorm are.
 
-    Asserted: out against the oracle and against the static module's own output, then B, A_m, A_r.
+    One quantity per instance (a subject without static HC is refused only where the static module is
+    needed): out against the oracle; the static module's out against the oracle; DHC's out against the
+    static module's; B, A_m, A_r.
     """
     fx = "hc.dhc_zero_weights"
     H = value(fx, "H", dtype, device)
     n, d = H.shape
     W = value(fx, "W_T", dtype, device)
     k = fixture(fx)["params"]["layer_index"]
+    if quantity == "static_out":
+        static_out = _hc(subject, n, d, k, False, dtype, device)(H, LinearBody(W))
+        assert_close(static_out, expected(fx, "static_out", dtype, device), STATIC_TOL, what="static HC out")
+        return
     dyn = _hc(subject, n, d, k, True, dtype, device)
-    with torch.no_grad():
-        dyn.alpha_scale.fill_(value(fx, "s_alpha").item())
-        dyn.beta_scale.fill_(value(fx, "s_beta").item())
-    out = dyn(H, LinearBody(W))
-    assert_close(out, expected(fx, "out", dtype, device), STATIC_TOL, what="DHC out with zero dynamic weights")
-    static_out = _hc(subject, n, d, k, False, dtype, device)(H, LinearBody(W))
-    assert_close(static_out, expected(fx, "static_out", dtype, device), STATIC_TOL, what="static HC out")
-    assert_close(out, static_out, STATIC_TOL, what="DHC out against the static module's out")
+    if quantity in ("out", "out_vs_static"):
+        out = dyn(H, LinearBody(W))
+        if quantity == "out":
+            assert_close(out, expected(fx, "out", dtype, device), STATIC_TOL, what="DHC out with zero dynamic weights")
+        else:
+            static_out = _hc(subject, n, d, k, False, dtype, device)(H, LinearBody(W))
+            assert_close(out, static_out, STATIC_TOL, what="DHC out against the static module's out")
+        return
     alpha, beta = dyn.connections(H)
-    assert_close(beta.unsqueeze(0), expected(fx, "B", dtype, device), STATIC_TOL, what="B(H)")
-    assert_close(alpha[..., :1], expected(fx, "A_m", dtype, device), STATIC_TOL, what="A_m(H)")
-    assert_close(alpha[..., 1:], expected(fx, "A_r", dtype, device), STATIC_TOL, what="A_r(H)")
+    got = {"B": beta.unsqueeze(0), "A_m": alpha[..., :1], "A_r": alpha[..., 1:]}[quantity]
+    assert_close(got, expected(fx, quantity, dtype, device), STATIC_TOL, what=f"{quantity}(H)")
 
 
 @pytest.mark.gate(equations=["hc.eq8", "hc.eq9", "hc.eq10", "hc.eq11", "hc.eq12", "hc.eq13", "hc.eq3", "hc.eq5",
                              "hc.eq6", "hc.eq7", "hc.alg2", "hc.alg3"],
                   mechanism="hyper_connection")
+@pytest.mark.parametrize("quantity", QUANTITIES_DYNAMIC)
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-def test_dhc_dynamic_coefficients_follow_eqs_10_to_13(subject, device, dtype):
+def test_dhc_dynamic_coefficients_follow_eqs_10_to_13(subject, device, dtype, quantity):
     """DHC, n = 2, d = 3, layer k = 1, s_alpha = s_beta = 1/10, non-zero W_beta, W_m, W_r:
     H_bar = LayerNorm per stream (eps 1e-5), B(H) = s_beta tanh(H_bar W_beta)^T + B,
     [A_m A_r](H) = s_alpha tanh(H_bar [W_m W_r]) + [A_m A_r], h_0 = A_m(H)^T H, out = B(H)^T T(h_0) + A_r(H)^T H.
 
-    Asserted: out, then the layer input h_0 the body received (Alg. 3: the body, which applies its own
-    pre-norm, reads mix_h row 0 = A_m(H)^T H), H_bar (the module's own norm), B (the depth-connection
-    weights of Eq. 6), A_m and A_r (the width-connections WC of Eq. 7).
+    One quantity per instance (a subject without a LayerNorm is refused for H_bar only): out; the layer
+    input h_0 the body received (Alg. 3: the body, which applies its own pre-norm, reads mix_h row 0 =
+    A_m(H)^T H); H_bar (the module's own norm); B (the depth-connection weights of Eq. 6); A_m and A_r
+    (the width-connections WC of Eq. 7).
     """
     fx = "hc.dhc_dynamic"
     H = value(fx, "H", dtype, device)
@@ -148,13 +171,19 @@ def test_dhc_dynamic_coefficients_follow_eqs_10_to_13(subject, device, dtype):
         m.dynamic_beta_fn.copy_(value(fx, "W_beta", dtype, device)[:, 0])
         m.alpha_scale.fill_(value(fx, "s_alpha").item())
         m.beta_scale.fill_(value(fx, "s_beta").item())
-    body = LinearBody(value(fx, "W_T", dtype, device))
-    out = m(H, body)
-    assert_close(out, expected(fx, "out", dtype, device), DYNAMIC_OUT_TOL, what="DHC out")
-    assert_close(body.inputs[0], expected(fx, "h0", dtype, device)[0], DYNAMIC_TOL, what="layer input h_0 = A_m(H)^T H")
-    assert_close(m.layer_norm(H), expected(fx, "H_bar", dtype, device), DYNAMIC_TOL,
-                 what="H_bar = LayerNorm(H) per stream")
+    if quantity in ("out", "h0"):
+        body = LinearBody(value(fx, "W_T", dtype, device))
+        out = m(H, body)
+        if quantity == "out":
+            assert_close(out, expected(fx, "out", dtype, device), DYNAMIC_OUT_TOL, what="DHC out")
+        else:
+            assert_close(body.inputs[0], expected(fx, "h0", dtype, device)[0], DYNAMIC_TOL,
+                         what="layer input h_0 = A_m(H)^T H")
+        return
+    if quantity == "H_bar":
+        assert_close(m.layer_norm(H), expected(fx, "H_bar", dtype, device), DYNAMIC_TOL,
+                     what="H_bar = LayerNorm(H) per stream")
+        return
     alpha, beta = m.connections(H)
-    assert_close(beta.unsqueeze(0), expected(fx, "B", dtype, device), DYNAMIC_TOL, what="B(H)")
-    assert_close(alpha[..., :1], expected(fx, "A_m", dtype, device), DYNAMIC_TOL, what="A_m(H)")
-    assert_close(alpha[..., 1:], expected(fx, "A_r", dtype, device), DYNAMIC_TOL, what="A_r(H)")
+    got = {"B": beta.unsqueeze(0), "A_m": alpha[..., :1], "A_r": alpha[..., 1:]}[quantity]
+    assert_close(got, expected(fx, quantity, dtype, device), DYNAMIC_TOL, what=f"{quantity}(H)")
