@@ -134,3 +134,81 @@ def two_phase_block(inter_sources: Sequence[Sequence], layer_outputs: Sequence[S
             if i < len(layer_outputs):
                 partial = [x + mp(y) for x, y in zip(partial, layer_outputs[i])]
     return steps
+
+
+# ---- the whole stack: Eqs. 2-6 with the output aggregation, for module-level fixtures -------------
+
+def _convention(convention: str, d: int):
+    """(m, t) of a score convention in mpmath: s = t q . (g v) / sqrt(m sum(v^2) + eps)."""
+    if convention == "paper":
+        return mpmath.mpf(1) / d, mpmath.mpf(1)
+    if convention == "l2_sqrt_d":
+        return mpmath.mpf(1), 1 / mpmath.sqrt(d)
+    if convention == "l2":
+        return mpmath.mpf(1), mpmath.mpf(1)
+    raise ValueError(f"unknown score convention {convention!r}; expected paper, l2_sqrt_d or l2")
+
+
+def depth_mix(sources: Sequence[Sequence], query: Sequence, eps, convention: str = "paper",
+              gain: Sequence | None = None) -> dict:
+    """One depth attention (Eqs. 2-4) in mpmath: {"scores", "alpha", "h"}; one softmax over the sources.
+
+    s_i = t q . (g v_i) / sqrt(m ||v_i||^2 + eps), (m, t) = (1/d, 1) paper, (1, 1/sqrt(d)) l2_sqrt_d,
+    (1, 1) l2 (the same forms as fidelity.oracles.depth_attention, at the working precision)."""
+    with precision():
+        vs = [[mp(x) for x in v] for v in sources]
+        d = len(vs[0])
+        q = [mp(x) for x in query]
+        g = [mpmath.mpf(1)] * d if gain is None else [mp(x) for x in gain]
+        e = mp(eps)
+        m, t = _convention(convention, d)
+        s = [t * mpmath.fsum(q[j] * g[j] * v[j] for j in range(d)) / mpmath.sqrt(m * mpmath.fsum(x * x for x in v) + e)
+             for v in vs]
+        top = max(s)
+        w = [mpmath.exp(x - top) for x in s]
+        z = mpmath.fsum(w)
+        alpha = [x / z for x in w]
+        h = [mpmath.fsum(alpha[i] * vs[i][j] for i in range(len(vs))) for j in range(d)]
+        return {"scores": s, "alpha": alpha, "h": h}
+
+
+def affine(W: Sequence[Sequence], c: Sequence):
+    """A sublayer f(h) = W h + c (W [d, d], c [d]) on mpmath vectors."""
+    def f(h):
+        with precision():
+            Wm = [[mp(x) for x in row] for row in W]
+            return [mpmath.fsum(wj * hj for wj, hj in zip(row, h)) + mp(cj) for row, cj in zip(Wm, c)]
+    return f
+
+
+def stack_forward(h1: Sequence, sublayers: Sequence, num_blocks: int, queries: Sequence[Sequence],
+                  output_query: Sequence, eps, convention: str = "paper", gains: Sequence[Sequence] | None = None,
+                  output_gain: Sequence | None = None) -> dict:
+    """Block AttnRes over L = len(sublayers) sublayers in N = num_blocks blocks, at one position.
+
+    Layer l of block n attends its Eq. 6 sources (source_sets) with the pseudo-query queries[l-1]
+    (and gain gains[l-1]); f_l gets h_l; b_n^i = b_n^{i-1} + f_l(h_l), b_0 = h1. The output is
+    the same depth attention over every completed source [b_0, b_1, ..., b_N] with output_query
+    (and output_gain): the reference's tier-c output (fidelity.impl.torch.attnres).
+    Returns {"h": [L][d] (each sublayer's input), "y": [L][d] (its output), "blocks": [N][d] (b_1..b_N),
+    "out": [d]}, mpmath values."""
+    L = len(sublayers)
+    blocks = block_partition(L, num_blocks)
+    with precision():
+        b0 = [mp(x) for x in h1]
+        d = len(b0)
+        completed = [b0]
+        hs, ys, sums = [None] * L, [None] * L, []
+        for members in blocks:
+            partial = [mpmath.mpf(0)] * d
+            for i, layer in enumerate(members, start=1):
+                sources = list(completed) + ([partial] if i >= 2 else [])
+                g = None if gains is None else gains[layer - 1]
+                h = depth_mix(sources, queries[layer - 1], eps, convention, g)["h"]
+                y = [mp(x) for x in sublayers[layer - 1](h)]
+                hs[layer - 1], ys[layer - 1] = h, y
+                partial = [a + b for a, b in zip(partial, y)]
+            completed.append(partial)
+            sums.append(partial)
+        out = depth_mix(completed, output_query, eps, convention, output_gain)["h"]
+        return {"h": hs, "y": ys, "blocks": sums, "out": out}

@@ -92,11 +92,27 @@ def _set_pseudo_queries(module, queries: torch.Tensor | None, output_query: torc
             p.copy_(torch.zeros_like(p) if new is None else new.to(dtype=p.dtype, device=p.device))
 
 
-def _layouts():
-    fx = fixture(LAYOUTS_FX)
+def _layout_entries(layout: str):
+    """(L, N, the fixture's per-layer entries) of a layout id "L7_N3"."""
+    L, N = (int(x) for x in layout[1:].split("_N"))
+    return L, N, fixture(LAYOUTS_FX)["expected"]["layers"]["exact"][layout]
+
+
+LAYOUTS = [f"L{L}_N{N}" for L, N in fixture(LAYOUTS_FX)["inputs"]["layouts"]]
+"""One gate instance per layout of attnres.block_sources (one case, one instance: a layout that fails
+or is refused hides no other)."""
+
+
+def _layouts_where(pick) -> list[str]:
+    """The layouts in which `pick` selects at least one layer (a gate about block n >= 2 has nothing
+    to check in a one-block layout, so that layout is no instance of it)."""
     out = []
-    for L, N in fx["inputs"]["layouts"]:
-        out.append((L, N, fx["expected"]["layers"]["exact"][f"L{L}_N{N}"]))
+    for layout in LAYOUTS:
+        L, _, entries = _layout_entries(layout)
+        eye = torch.eye(L + 1, dtype=torch.float64)
+        basis = {"h1": eye[0], **{f"f{l}": eye[l] for l in range(1, L + 1)}}
+        if any(pick(e, basis) is not None for e in entries):
+            out.append(layout)
     return out
 
 
@@ -120,106 +136,118 @@ def _mean_of_sources(entry, basis) -> torch.Tensor:
     return torch.stack(rows).sum(dim=0) / len(rows)
 
 
-def _gate_over_layouts(subject, mode, dtype, device, pick, what):
-    """For every layout: compare h_l of the layers `pick(entry)` selects with `pick`'s expectation."""
-    worst = None
-    for L, N, entries in _layouts():
-        got, basis = _one_hot_run(subject, L, N, mode, dtype, device)
-        rows_got, rows_want, layers = [], [], []
-        for entry in entries:
-            chosen = pick(entry, basis)
-            if chosen is None:
-                continue
-            index, want = chosen
-            layers.append(entry["layer"])
-            rows_got.append(got[entry["layer"] - 1][index].reshape(-1))
-            rows_want.append(want.reshape(-1))
-        if not rows_got:
+def _gate_on_layout(subject, layout, mode, dtype, device, pick, what):
+    """On one layout: compare h_l of the layers `pick(entry)` selects with `pick`'s expectation."""
+    L, N, entries = _layout_entries(layout)
+    got, basis = _one_hot_run(subject, L, N, mode, dtype, device)
+    rows_got, rows_want, layers = [], [], []
+    for entry in entries:
+        chosen = pick(entry, basis)
+        if chosen is None:
             continue
-        g, w = torch.cat(rows_got), torch.cat(rows_want)  # the selected entries of every selected layer, in order
-        r = _close(g, w, SOURCE_SET_TOL, what=f"{what}, layout L = {L}, N = {N}, layers {layers} in order ({mode})")
-        worst = r if worst is None else max(worst, r)
-    readings.record(worst, "reading")  # green: the worst over every layout
+        index, want = chosen
+        layers.append(entry["layer"])
+        rows_got.append(got[entry["layer"] - 1][index].reshape(-1))
+        rows_want.append(want.reshape(-1))
+    if not rows_got:
+        raise ValueError(f"layout {layout}: the gate selects no layer (it should not be an instance)")
+    g, w = torch.cat(rows_got), torch.cat(rows_want)  # the selected entries of every selected layer, in order
+    assert_close(g, w, SOURCE_SET_TOL, what=f"{what}, layout L = {L}, N = {N}, layers {layers} in order ({mode})")
 
 
 # ------------------------------------------------------------------ Eqs. 5-6: which sources
 
 
+def _pick_every_layer(entry, basis):
+    return slice(None), _mean_of_sources(entry, basis)
+
+
+def _pick_embedding_weight(entry, basis):
+    return 0, torch.ones((), dtype=basis["h1"].dtype, device=basis["h1"].device) / len(entry["sources"])
+
+
+def _pick_first_of_a_later_block(entry, basis):
+    if entry["i"] != 1 or entry["block"] < 2:
+        return None
+    return slice(None), _mean_of_sources(entry, basis)
+
+
+def _pick_second_of_the_first_block(entry, basis):
+    if entry["block"] != 1 or entry["i"] != 2:
+        return None
+    return slice(None), _mean_of_sources(entry, basis)
+
+
+def _pick_completed_block_terms(entry, basis):
+    blocks = [name for name in entry["sources"] if name != "b0" and "^" not in name]
+    if not blocks:
+        return None
+    terms = [int(t[1:]) for name in blocks for t in entry["composition"][name]]
+    one = torch.ones(len(terms), dtype=basis["h1"].dtype, device=basis["h1"].device)
+    return terms, one / len(entry["sources"])
+
+
 @pytest.mark.gate(equations=["attnres.eq5", "attnres.eq6", "attnres.eq1", "attnres.layer_def", "attnres.block_limits",
                              "attnres.fig2_forward", "attnres.block_defects"], mechanism=MECH)
+@pytest.mark.parametrize("layout", _layouts_where(_pick_every_layer))
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("mode", MODES)
-def test_each_sublayer_attends_exactly_the_eq6_sources(subject, device, dtype, mode):
-    """Eq. 6 for every layout of the fixture ((4,4) Full, (4,1), (6,2), (7,3), (8,3), (5,2)):
-    layer i of block n attends [b_0 .. b_{n-1}] (+ b_n^{i-1} when i >= 2), b_0 = h_1 alone,
-    b_n = the sum of block n's outputs. One-hot values at w = 0 make h_l spell out the set
+def test_each_sublayer_attends_exactly_the_eq6_sources(subject, device, dtype, mode, layout):
+    """Eq. 6 for every layout of the fixture ((4,4) Full, (4,1), (6,2), (7,3), (8,3), (5,2)), one
+    instance each: layer i of block n attends [b_0 .. b_{n-1}] (+ b_n^{i-1} when i >= 2), b_0 = h_1
+    alone, b_n = the sum of block n's outputs. One-hot values at w = 0 make h_l spell out the set
     (composition and count) exactly. Any of D5-D8 changes some h_l.
     """
-    _gate_over_layouts(subject, mode, dtype, device,
-                       lambda e, basis: (slice(None), _mean_of_sources(e, basis)),
-                       "h_l = the mean of exactly the Eq. 6 sources")
+    _gate_on_layout(subject, layout, mode, dtype, device, _pick_every_layer,
+                    "h_l = the mean of exactly the Eq. 6 sources")
 
 
 @pytest.mark.gate(equations=["attnres.eq6", "attnres.layer_def", "attnres.block_defects"], mechanism=MECH)
+@pytest.mark.parametrize("layout", _layouts_where(_pick_embedding_weight))
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("mode", MODES)
-def test_embedding_is_a_permanent_source_of_its_own(subject, device, dtype, mode):
+def test_embedding_is_a_permanent_source_of_its_own(subject, device, dtype, mode, layout):
     """Not D5: b_0 = h_1 is one source among the K of every layer, never summed into block 1,
     so at w = 0 the weight on h_1 in every h_l is exactly 1/K (K from Eq. 6).
     """
-    def pick(entry, basis):
-        return 0, torch.ones((), dtype=basis["h1"].dtype, device=basis["h1"].device) / len(entry["sources"])
-
-    _gate_over_layouts(subject, mode, dtype, device, pick, "the weight on h_1 (b_0) in h_l")
+    _gate_on_layout(subject, layout, mode, dtype, device, _pick_embedding_weight, "the weight on h_1 (b_0) in h_l")
 
 
 @pytest.mark.gate(equations=["attnres.eq6", "attnres.block_defects"], mechanism=MECH)
+@pytest.mark.parametrize("layout", _layouts_where(_pick_first_of_a_later_block))
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("mode", MODES)
-def test_first_sublayer_of_a_block_attends_every_completed_block(subject, device, dtype, mode):
+def test_first_sublayer_of_a_block_attends_every_completed_block(subject, device, dtype, mode, layout):
     """Not D6: layer i = 1 of block n >= 2 attends [b_0 .. b_{n-1}] (a mixture), never returns
-    the stored previous block b_{n-1} unchanged.
+    the stored previous block b_{n-1} unchanged. (Layouts with one block have no such layer.)
     """
-    def pick(entry, basis):
-        if entry["i"] != 1 or entry["block"] < 2:
-            return None
-        return slice(None), _mean_of_sources(entry, basis)
-
-    _gate_over_layouts(subject, mode, dtype, device, pick, "h_l of a block's first sublayer")
+    _gate_on_layout(subject, layout, mode, dtype, device, _pick_first_of_a_later_block,
+                    "h_l of a block's first sublayer")
 
 
 @pytest.mark.gate(equations=["attnres.eq6", "attnres.eq2", "attnres.block_defects"], mechanism=MECH)
+@pytest.mark.parametrize("layout", _layouts_where(_pick_second_of_the_first_block))
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("mode", MODES)
-def test_second_sublayer_of_the_first_block_is_a_softmax_mixture(subject, device, dtype, mode):
+def test_second_sublayer_of_the_first_block_is_a_softmax_mixture(subject, device, dtype, mode, layout):
     """Not D7: layer 2 of block 1 attends [b_0, b_1^1] with weights summing to one, so at w = 0
-    h_2 = (h_1 + f_1) / 2, not the un-normalised sum h_1 + f_1.
+    h_2 = (h_1 + f_1) / 2, not the un-normalised sum h_1 + f_1. (Full AttnRes has no such layer.)
     """
-    def pick(entry, basis):
-        if entry["block"] != 1 or entry["i"] != 2:
-            return None
-        return slice(None), _mean_of_sources(entry, basis)
-
-    _gate_over_layouts(subject, mode, dtype, device, pick, "h_2, the second sublayer of block 1")
+    _gate_on_layout(subject, layout, mode, dtype, device, _pick_second_of_the_first_block,
+                    "h_2, the second sublayer of block 1")
 
 
 @pytest.mark.gate(equations=["attnres.eq5", "attnres.eq6", "attnres.block_defects"], mechanism=MECH)
+@pytest.mark.parametrize("layout", _layouts_where(_pick_completed_block_terms))
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("mode", MODES)
-def test_a_completed_block_is_one_source_merged_once(subject, device, dtype, mode):
+def test_a_completed_block_is_one_source_merged_once(subject, device, dtype, mode, layout):
     """Not D8: every completed block b_m is ONE of the K distinct sources of each later layer,
     so at w = 0 the weight on each of its terms f_j is exactly 1/K (a block merged twice
     would weigh 2/(K+1): the sum of exponentials must count each distinct source once).
     """
-    def pick(entry, basis):
-        blocks = [name for name in entry["sources"] if name != "b0" and "^" not in name]
-        if not blocks:
-            return None
-        terms = [int(t[1:]) for name in blocks for t in entry["composition"][name]]
-        one = torch.ones(len(terms), dtype=basis["h1"].dtype, device=basis["h1"].device)
-        return terms, one / len(entry["sources"])
-
-    _gate_over_layouts(subject, mode, dtype, device, pick, "the weight on each completed block's terms in h_l")
+    _gate_on_layout(subject, layout, mode, dtype, device, _pick_completed_block_terms,
+                    "the weight on each completed block's terms in h_l")
 
 
 # ------------------------------------------------------------------ Algorithm 1
@@ -290,13 +318,16 @@ def test_online_softmax_merge_matches_the_oracle_at_every_step(subject, device, 
 # ------------------------------------------------------------------ §5: initialisation
 
 
-@pytest.mark.gate(equations=["attnres.init_zero_query", "attnres.eq6"], mechanism=MECH)
+@pytest.mark.gate(equations=["attnres.init_zero_query", "attnres.eq6"], mechanism=MECH,
+                  gate_class="init_through_module")
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("mode", MODES)
 def test_pseudo_queries_start_at_zero_so_each_sublayer_averages_its_sources(subject, device, dtype, mode):
-    """§5 "all pseudo-query vectors must be initialized to zero": a freshly built stack
-    (L = 7, N = 3; random h_1 and random constant sublayer outputs) gives every h_l as the
-    equal-weight mean of its Eq. 6 sources; then the parameters themselves are exactly zero.
+    """§5 "all pseudo-query vectors must be initialized to zero": a stack freshly built by the
+    factory (L = 7, N = 3; random h_1 and random constant sublayer outputs), its parameters as the
+    factory made them (the gate writes none), gives every h_l as the equal-weight mean of its Eq. 6
+    sources and h_out as the mean of [b_0 .. b_N] (output_query at zero). The parameters' own values
+    are held by test_attnres_module_init.py, one instance per parameter.
     """
     L, N, d = 7, 3, 6
     g = torch.Generator().manual_seed(20260317)
@@ -304,15 +335,12 @@ def test_pseudo_queries_start_at_zero_so_each_sublayer_averages_its_sources(subj
     basis = {"h1": rand(), **{f"f{l}": rand() for l in range(1, L + 1)}}
     subs = [_constant(basis[f"f{l}"]) for l in range(1, L + 1)]
     module = subject.get(MECH)(subs, d, N, convention="paper", mode=mode, dtype=dtype, device=device)
-    module(basis["h1"], mode=mode)
-    entries = fixture(LAYOUTS_FX)["expected"]["layers"]["exact"][f"L{L}_N{N}"]
-    got = torch.stack([s.h for s in subs])
-    want = torch.stack([_mean_of_sources(e, basis) for e in entries])
-    _close(got, want, _scaled(INIT_TOL, want), what=f"h_l of a fresh stack = the mean of its sources ({mode})", name="h")
-    params = dict(module.named_parameters())
-    for name in ("queries", "output_query"):
-        if name not in params:
-            raise NotRun(f"the module has no parameter {name!r} (the interface's pseudo-queries)")
-        p = params[name].detach()
-        _close(p, torch.zeros_like(p), Tolerance(eps_multiple=0, floor=1.0), what=f"initial {name} (exactly zero)",
-               name=f"init_{name}")
+    out = module(basis["h1"], mode=mode)
+    fx = fixture(LAYOUTS_FX)["expected"]
+    entries = fx["layers"]["exact"][f"L{L}_N{N}"]
+    blocks = [basis["h1"]] + [sum(basis[f"f{j}"] for j in members) for members in fx["blocks"]["exact"][f"L{L}_N{N}"]]
+    got = torch.stack([s.h for s in subs] + [out.detach()])
+    want = torch.stack([_mean_of_sources(e, basis) for e in entries] + [torch.stack(blocks).mean(dim=0)])
+    _close(got, want, _scaled(INIT_TOL, want),
+           what=f"h_1 .. h_L and h_out of a fresh stack = the means of their sources (last = output) ({mode})",
+           name="h")

@@ -7,12 +7,14 @@ with L = 5 tanh sublayers in N = 2 blocks and random non-zero pseudo-queries, mu
 float64 gradcheck (autograd against central differences of the same forward) with respect to
 its input h1, in the direct and the two-phase mode: the Jacobian by the module's own backward
 against central differences, by gradcheck's criterion (fidelity.gates.jacobians; the reading
-is the worst ratio, <= 1 passes).
+is the worst ratio, <= 1 passes). The parameters' Jacobians are held by
+test_attnres_module_gradients.py (every tensor, with and without learned gains).
 """
 import pytest
 import torch
 
 from fidelity.gates.jacobians import assert_gradcheck_criterion, jacobian_by_backward, jacobian_by_central_differences
+from attnres_sublayers import tanh_sublayers
 from fidelity.subjects.subject import NotRun
 
 FD_STEP, GRAD_ATOL, GRAD_RTOL = 1e-6, 1e-8, 1e-6  # float64 central differences of tanh and softmax
@@ -21,21 +23,12 @@ MECH = "block_attnres"
 MODES = ["direct", "two_phase"]
 
 
-def _sublayers(g: torch.Generator, count: int, d: int, device):
-    layers = []
-    for _ in range(count):
-        W = (torch.randn(d, d, generator=g, dtype=torch.float64) / d ** 0.5).to(device)
-        b = (0.5 * torch.randn(d, generator=g, dtype=torch.float64)).to(device)
-        layers.append(lambda h, W=W, b=b: torch.tanh(h @ W.T + b))
-    return layers
-
-
-@pytest.mark.gate(equations=["attnres.alg1", "attnres.eq6"], mechanism=MECH)
+@pytest.mark.gate(equations=["attnres.alg1", "attnres.eq6"], mechanism=MECH, gate_class="gradients_finite_differences")
 @pytest.mark.parametrize("mode", MODES)
 def test_gradients_through_the_block_schedule_pass_gradcheck_in_float64(subject, device, mode):
     L, N, d = 5, 2, 4
     g = torch.Generator().manual_seed(20261201)
-    module = subject.get(MECH)(_sublayers(g, L, d, device), d, N, dtype=torch.float64, device=device)
+    module = subject.get(MECH)(tanh_sublayers(g, L, d, device), d, N, dtype=torch.float64, device=device)
     params = dict(module.named_parameters())
     for name, shape in (("queries", (L, d)), ("output_query", (d,))):
         if name not in params:

@@ -80,3 +80,34 @@ def test_composite_h_res_power_t_approaches_uniform_mixing_as_lambda2_power_t(su
                  what=f"max|row sum - 1| of H_res^T, n = {n}")
     assert_bound(float((composites.sum(-2) - 1).abs().max()), at_most=bound,
                  what=f"max|column sum - 1| of H_res^T, n = {n}")
+
+
+FX_ASYM = "loop_model.composite_asymmetric"
+
+
+@pytest.mark.gate(equations=["mhc.composite", "mhc.eq4", "mhc.eq9"], mechanism="loop_model")
+@pytest.mark.parametrize("T", [1, 2, 3, 4])
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_composite_h_res_is_the_matrix_power_of_an_asymmetric_h_res(subject, device, dtype, T):
+    """n = 3 (sliced, d = 6), phi = 0 and b_res from fixture loop_model.composite_asymmetric: H_res = SK(b_res) is
+    not symmetric (max |H - H^t| = 0.148), so composite_h_res(x, T) must be H_res^T itself, T = 1..4, with the
+    factors in order and unflipped (a transposed factor or product moves entries by up to 0.148). One instance
+    per T; each checks the module's own H_res (its coefficients at the same x) against the oracle first.
+    Tolerance: 64 eps with floor 1, as above (entries in [0, 1], T matmuls of rounding)."""
+    fx = fixture(FX_ASYM)
+    factory = subject.get("loop_model")
+    config_type = typing.get_type_hints(factory.__init__)["config"]
+    model = factory(config_type(arm="mhc", d=6, mhc_streams=3, mhc_layout="sliced"), torch.Generator().manual_seed(3),
+                    dtype=dtype, device=device)
+    with torch.no_grad():
+        model.mhc.b_res.copy_(torch.tensor(fx["inputs"]["b_res"], dtype=torch.float64).to(dtype=dtype, device=device))
+    x = torch.randn(2, 6, generator=torch.Generator().manual_seed(4), dtype=torch.float64).to(dtype=dtype, device=device)
+    with torch.no_grad():
+        _, _, h_res = model.mhc.coefficients(model.mhc.expand(x))
+    want_h = torch.tensor(fx["expected"]["H_res"]["float64"], dtype=torch.float64, device=device)
+    assert_close(h_res, want_h.expand_as(h_res), COMPOSITE_TOL, dtype=dtype, what="the shared block's H_res, n = 3")
+    with torch.no_grad():
+        got = model.composite_h_res(x, T)
+    want = torch.tensor(fx["expected"]["H_T"][str(T)]["float64"], dtype=torch.float64, device=device)
+    assert_close(got, want.expand_as(got), COMPOSITE_TOL, dtype=dtype,
+                 what=f"composite_h_res(x, T = {T}) against H_res^T (asymmetric H_res, n = 3)")

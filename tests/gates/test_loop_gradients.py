@@ -19,6 +19,12 @@ Wired in the mHC arm: embed, iter_embed, body_*, readout_*, and mhc.{phi,alpha,b
 mhc.{phi,alpha,b}_pre too in the paper layout, but NOT in the sliced one (H_pre is computed
 and never read: source 004 section 3.3). Never wired in the mHC arm: residual_scale (ReZero's
 knob), attnres_queries, hc.*.
+
+The other arms (second gate): rezero wires SHARED + residual_scale; attnres SHARED + attnres_queries; HC
+SHARED + hc.static_{beta,alpha} and, when dynamic, hc.dynamic_{alpha,beta}_fn, hc.{alpha,beta}_scale and
+hc.layer_norm.{weight,bias}. At HC's init W = 0, so s_alpha, s_beta and the LayerNorm's affine legitimately get
+ZERO gradient (their term is s tanh(H_bar 0) = 0): W is moved off zero by a seeded Normal(0, 0.1^2) draw.
+The cotangent is a seeded normal draw on every iteration's logits (fidelity.gates.gradient_reach).
 """
 import math
 import typing
@@ -29,6 +35,7 @@ from torch.nn import functional as F
 
 from fidelity.gates import readings
 from fidelity.gates.compare import assert_bound
+from fidelity.gates.gradient_reach import assert_gradients_reach
 
 DTYPES = [torch.float32, torch.float64]
 DTYPE_IDS = ["f32", "f64"]
@@ -43,7 +50,7 @@ def wired(layout: str) -> set[str]:
 
 
 @pytest.mark.gate(equations=["mhc.eq3", "mhc.eq7", "mhc.eq8", "mhc.eq9", "mhc.layout.sliced", "mhc.layout.replicated"],
-                  mechanism="loop_model")
+                  mechanism="loop_model", gate_class="gradient_reach")
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("backward", ["autograd", "manual"])
 @pytest.mark.parametrize("layout", ["sliced", "paper"])
@@ -94,3 +101,43 @@ def test_every_wired_parameter_gets_a_gradient_and_no_other_does(subject, device
     leaked = sorted(name for name, p in params.items() if name not in want and p.grad is not None)
     assert_bound(len(leaked), at_most=0,
                  what=f"{layout} layout: parameters outside the mHC arm's graph that got a gradient: {leaked}")
+
+
+SHARED_PLUS = {
+    "rezero": (dict(arm="rezero"), SHARED + ("residual_scale",)),
+    "attnres": (dict(arm="attnres"), SHARED + ("attnres_queries",)),
+    "hc_dynamic": (dict(arm="hc", hc_dynamic=True),
+                   SHARED + ("hc.static_beta", "hc.static_alpha", "hc.dynamic_alpha_fn", "hc.dynamic_beta_fn",
+                             "hc.alpha_scale", "hc.beta_scale", "hc.layer_norm.weight", "hc.layer_norm.bias")),
+    "hc_static": (dict(arm="hc", hc_dynamic=False), SHARED + ("hc.static_beta", "hc.static_alpha")),
+}
+
+
+@pytest.mark.gate(equations=["attnres.placement_loop", "attnres.eq2", "attnres.init_zero_query", "hc.eq5"],
+                  mechanism="loop_model", gate_class="gradient_reach")
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("graph", list(SHARED_PLUS))
+def test_every_wired_parameter_of_the_other_arms_gets_a_gradient_and_no_other_does(subject, device, dtype, graph):
+    """Rezero, AttnRes and HC arms at init (HC's W moved off zero): every wired parameter gets a non-zero
+    gradient, every other one none. Readings: `dead_gradients` (must be 0), then the unwired parameters that
+    got a gradient (must be 0)."""
+    overrides, wired_names = SHARED_PLUS[graph]
+    factory = subject.get("loop_model")
+    config_type = typing.get_type_hints(factory.__init__)["config"]
+    config = config_type(**overrides)
+    model = factory(config, torch.Generator().manual_seed(5), dtype=dtype, device=device)
+    params = dict(model.named_parameters())
+    absent = sorted(set(wired_names) - set(params))
+    assert_bound(len(absent), at_most=0, reading_name="absent", what=f"{graph}: wired parameters the model lacks: {absent}")
+    g = torch.Generator().manual_seed(6)
+    if overrides.get("hc_dynamic"):
+        with torch.no_grad():
+            for name in ("hc.dynamic_alpha_fn", "hc.dynamic_beta_fn"):
+                params[name].copy_(0.1 * torch.randn(params[name].shape, generator=g, dtype=torch.float64).to(
+                    device=device, dtype=dtype))
+    toks = torch.randint(0, config.vocab, (2, 5), generator=g).to(device)
+    assert_gradients_reach(lambda: tuple(model(toks)), {name: params[name] for name in wired_names},
+                           what=f"{graph} arm of the loop model, one backward from every iteration's logits")
+    leaked = sorted(name for name, p in params.items() if name not in wired_names and p.grad is not None)
+    assert_bound(len(leaked), at_most=0, reading_name="leaked",
+                 what=f"{graph} arm: parameters outside its graph that got a gradient: {leaked}")

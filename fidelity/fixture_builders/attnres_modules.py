@@ -1,0 +1,275 @@
+"""Fixtures for gates on AttnRes as users run it: defaults as shipped and every parameter alive.
+
+Every number here is computed by the oracles (fidelity.oracles.block_attnres.stack_forward,
+depth_mix; fidelity.oracles.depth_attention.depth_attention) at the values the spec fixes:
+the default eps is read from attnres.eps (`value:`), never typed here. The conventions'
+default "paper" is a string choice, not a number: attnres.score_conventions says it ("the
+default and the only paper-faithful one").
+
+The module case: L = 5 affine sublayers f_l(h) = W_l h + c_l in N = 2 blocks ([1, 2, 3], [4, 5]),
+d = 4, h1 at two positions. Every input is a dyadic rational (exact in float32), drawn once from
+a seeded generator. The keys are small (|entries| ~ 1e-3, mean(v^2) ~ 1e-6, the size of the
+default eps), so eps and the convention both move the output by many tolerances: each builder
+checks that every plausible wrong default lands >= SEPARATION_MIN tolerances away (else it
+refuses to build: a weak fixture is an error, not a gate).
+"""
+from __future__ import annotations
+
+import random
+
+import mpmath
+
+from fidelity.fixture_store import f10, fixture, inp, num
+from fidelity.oracles import block_attnres as ba
+from fidelity.oracles import cases
+from fidelity.oracles import depth_attention as da
+from fidelity.oracles._precision import mp, precision
+from fidelity.spec.values import spec_value_exact
+
+SEPARATION_MIN = 10.0
+"""A wrong default must land at least this many gate tolerances from the right output."""
+
+MODULE_GATE_RTOL = {"float32": 64 * 2.0 ** -23, "float64": 64 * 2.0 ** -52}
+"""The relative tolerance (against the output's scale) of the module defaults gate: 64 eps
+(tests/gates/test_attnres_module_defaults.py states why). Separation is checked at float32's."""
+
+DEPTH_GATE_RTOL = {"float32": 32 * 2.0 ** -23, "float64": 32 * 2.0 ** -52}
+"""The relative tolerance of tests/gates/test_attnres_default_eps.py: 32 eps."""
+
+WRONG_EPS = ("0", "1e-8", "1e-7", "1e-5", "1e-4")
+"""Plausible wrong eps defaults: none, the neighbouring decades, the RMSNorm authors' 1e-8."""
+
+WRONG_CONVENTIONS = ("l2_sqrt_d", "l2")
+
+L, N, D = 5, 2, 4
+SEED = 4
+"""Of seeds 1..5 and 20261214, the one whose smallest alive change (2.6% of the output's scale) is largest."""
+
+
+def _draw(rng: random.Random, shape, lo: int, hi: int, denom: int, *, avoid_zero: bool = False):
+    """Nested lists of k/denom, k uniform in [lo, hi] (k != 0 if avoid_zero), as exact strings."""
+    if not shape:
+        while True:
+            k = rng.randint(lo, hi)
+            if k or not avoid_zero:
+                return f"{k}/{denom}" if denom != 1 else str(k)
+    return [_draw(rng, shape[1:], lo, hi, denom, avoid_zero=avoid_zero) for _ in range(shape[0])]
+
+
+def _show(x) -> str:
+    """An exact spec value as a person writes it (1/1000000 -> 1e-06)."""
+    return f"{float(x):g}"
+
+
+def module_case() -> dict:
+    """The module case's inputs (exact strings), drawn from random.Random(SEED)."""
+    rng = random.Random(SEED)
+    return {
+        "h1": _draw(rng, (2, D), -4, 4, 2048, avoid_zero=True),   # |entries| <= 2e-3
+        "W": _draw(rng, (L, D, D), -4, 4, 8),                      # |entries| <= 1/2
+        "c": _draw(rng, (L, D), -4, 4, 2048),                      # |entries| <= 2e-3
+        "queries": _draw(rng, (L, D), -4, 4, 4, avoid_zero=True),  # |entries| <= 1
+        "output_query": _draw(rng, (D,), -4, 4, 4, avoid_zero=True),
+        "gains": [[f"{8 + int(k)}/8" for k in row] for row in _draw(rng, (L, D), -3, 3, 1)],  # 1 +- 3/8
+        "output_gain": [f"{8 + int(k)}/8" for k in _draw(rng, (D,), -3, 3, 1)],
+    }
+
+
+def _sublayers(c: dict):
+    return [ba.affine(c["W"][l], c["c"][l]) for l in range(L)]
+
+
+def _run(c: dict, *, eps, convention="paper", queries=None, output_query=None, gains=None, output_gain=None):
+    """Per position: the stack's sublayer inputs and output, stacked as [L + 1, positions, d] (h_1..h_L, h_out)."""
+    q = c["queries"] if queries is None else queries
+    oq = c["output_query"] if output_query is None else output_query
+    runs = [ba.stack_forward(h, _sublayers(c), N, q, oq, eps, convention, gains, output_gain) for h in c["h1"]]
+    return [[runs[p]["h"][l] for p in range(len(runs))] for l in range(L)] + [[r["out"] for r in runs]]
+
+
+def _max_abs(x) -> mpmath.mpf:
+    if isinstance(x, (list, tuple)):
+        return max(_max_abs(v) for v in x)
+    return abs(x)
+
+
+def _max_abs_diff(a, b) -> mpmath.mpf:
+    if isinstance(a, (list, tuple)):
+        return max(_max_abs_diff(x, y) for x, y in zip(a, b))
+    return abs(a - b)
+
+
+def _separation(right, wrong, rtol: float) -> float:
+    """max |wrong - right| / max |right|, in units of rtol (the gates judge against the output's scale)."""
+    with precision():
+        return float(_max_abs_diff(right, wrong) / _max_abs(right) / rtol)
+
+
+def _wrong_defaults(right, run, rtol: float, what: str) -> tuple[dict, dict]:
+    """Predictions for each wrong eps / convention default, and their separations; refuse a weak one."""
+    preds, seps = {}, {}
+    for name, kwargs in ([(f"eps_{e}", {"eps": e}) for e in WRONG_EPS]
+                         + [(f"convention_{cv}", {"convention": cv}) for cv in WRONG_CONVENTIONS]):
+        wrong = run(**kwargs)
+        seps[name] = _separation(right, wrong, rtol)
+        if seps[name] < SEPARATION_MIN:
+            raise ValueError(f"{what}: the wrong default {name} lands only {seps[name]:.3g} tolerances from the right "
+                             f"output (< {SEPARATION_MIN}); choose smaller keys or another case")
+        preds[name] = {"wrong": wrong, "kwargs": kwargs}
+    return preds, seps
+
+
+@fixture("attnres.module_defaults", "fidelity.oracles.block_attnres.stack_forward",
+         ["attnres.eps", "attnres.score_conventions", "attnres.eq2", "attnres.eq5", "attnres.eq6",
+          "attnres.rmsnorm_gain"])
+def _module_defaults():
+    c = module_case()
+    eps = spec_value_exact("attnres.eps")
+    right = _run(c, eps=eps)
+    preds, seps = _wrong_defaults(right, lambda **kw: _run(c, **{"eps": eps, **kw}), MODULE_GATE_RTOL["float32"],
+                                  "attnres.module_defaults")
+    with precision():
+        key_ms = [mpmath.fsum(mp(x) ** 2 for x in h) / D for h in c["h1"]]
+    return {
+        "derivation": [
+            f"Block AttnRes, L = {L} affine sublayers f_l(h) = W_l h + c_l in N = {N} blocks [1, 2, 3], [4, 5], "
+            f"d = {D}, h1 at two positions; inputs drawn once from random.Random({SEED}) as dyadic rationals.",
+            "The factory's defaults as the spec fixes them: eps = " + _show(eps) + " (attnres.eps value), convention "
+            "'paper' (attnres.score_conventions: the default), no learned gain (g = 1), direct mode.",
+            "The gate writes the pseudo-queries (queries, output_query) only: at their zero init every score is 0 and "
+            "neither eps nor the convention could show.",
+            "Keys are small: mean(h1^2) = " + ", ".join(f10(v) for v in key_ms) + " at the two positions, the size "
+            "of eps, so s = q . v / sqrt(mean(v^2) + eps) depends on eps at first order.",
+            "Layer l of block n attends Eq. 6's sources with queries[l]; the output attends [b0, b1, b2] with "
+            "output_query. expected.h_and_out = [h_1, ..., h_5, h_out] per position.",
+            "Each plausible wrong default (eps " + ", ".join(WRONG_EPS) + "; conventions " + ", ".join(WRONG_CONVENTIONS)
+            + ") is at least " + f"{min(seps.values()):.3g}" + " float32 gate tolerances (64 eps of the output's scale) "
+            "away; the builder refuses a case where one is under " + f"{SEPARATION_MIN:g}.",
+        ],
+        "inputs": {k: inp(c[k]) for k in ("h1", "W", "c", "queries", "output_query")} | {"num_blocks": N},
+        "expected": {"h_and_out": num(right)},
+        "params": {"eps": inp(str(eps)), "eps_from": "attnres.eps", "convention": "paper",
+                   "convention_from": "attnres.score_conventions", "learned_gain": False, "mode": "direct",
+                   "separation_in_tolerances": {k: round(v, 3) for k, v in seps.items()},
+                   "tolerance_checked": "64 eps(float32) relative to max |h_and_out|"},
+        "predictions": {f"module_defaults.{name}": {
+            "description": f"the block factory's default {', '.join(f'{k} = {v}' for k, v in p['kwargs'].items())} "
+                           "in place of the spec's",
+            "field": "h_and_out", **num(p["wrong"])} for name, p in preds.items()},
+    }
+
+
+@fixture("attnres.depth_defaults", "fidelity.oracles.depth_attention.depth_attention",
+         ["attnres.eps", "attnres.score_conventions", "attnres.eq2"])
+def _depth_defaults():
+    c = cases.ATTNRES_DEFAULT_EPS
+    eps = spec_value_exact("attnres.eps")
+    res = da.depth_attention(c["sources"], c["query"], eps, "paper")
+    right = [res["alpha"], res["h"]]
+    preds, seps = {}, {}
+    for name, (e, cv) in ([(f"eps_{w}", (w, "paper")) for w in WRONG_EPS]
+                          + [(f"convention_{cv}", (eps, cv)) for cv in WRONG_CONVENTIONS]):
+        r = da.depth_attention(c["sources"], c["query"], e, cv)
+        # the gate judges alpha entrywise (relative to each entry) and h against its scale: the weaker of the two
+        with precision():
+            rel_alpha = max(abs(mp(a) - mp(b)) / abs(mp(b)) for a, b in zip(r["alpha"], res["alpha"]))
+        seps[name] = max(float(rel_alpha) / DEPTH_GATE_RTOL["float32"],
+                         _separation(res["h"], r["h"], DEPTH_GATE_RTOL["float32"]))
+        if seps[name] < SEPARATION_MIN:
+            raise ValueError(f"attnres.depth_defaults: wrong default {name} only {seps[name]:.3g} tolerances away")
+        preds[f"depth_defaults.{name}"] = {"description": f"depth attention's default eps = {e}, convention {cv!r}",
+                                           "field": "alpha", **num(r["alpha"])}
+    return {
+        "derivation": [
+            "Depth attention called with no optional argument: eps = " + _show(eps) + " (attnres.eps value), "
+            "convention 'paper' (attnres.score_conventions), no gain.",
+            "d = 4, L = 2: h0 = e0 / 1000, h1 = e1 / 500, w = 2 e0; mean(h0^2) = 2.5e-7, the size of eps.",
+            "score0 = 0.002 / sqrt(2.5e-7 + eps) = " + f10(res["scores"][0]) + ", score1 = 0 (w . h1 = 0); "
+            "alpha0 = 1 / (1 + e^-score0) = " + f10(res["alpha"][0]) + ".",
+            "Under l2 the root holds sum(h0^2) = 1e-6 in place of the mean; under l2_sqrt_d the score is halved again.",
+            "Every wrong default (eps " + ", ".join(WRONG_EPS) + "; conventions " + ", ".join(WRONG_CONVENTIONS)
+            + ") is >= " + f"{min(seps.values()):.3g}" + " float32 gate tolerances (32 eps) away.",
+        ],
+        "inputs": {"sources": inp(c["sources"]), "query": inp(c["query"])},
+        "expected": {"alpha": num(res["alpha"]), "h": num(res["h"]), "scores": num(res["scores"])},
+        "params": {"eps": inp(str(eps)), "eps_from": "attnres.eps", "convention": "paper",
+                   "convention_from": "attnres.score_conventions", "gain": "none (ones)",
+                   "separation_in_tolerances": {k: round(v, 3) for k, v in seps.items()}},
+        "predictions": preds,
+    }
+
+
+ALIVE_SIZE = {"queries": "1/4", "output_query": "1/4", "gains": "1/4", "output_gain": "1/4"}
+"""The stated size of each parameter's move: every entry of the direction is +-size (seeded signs)."""
+
+ALIVE_VISIBLE = 1e-2
+"""The oracle's change must be at least this fraction of the output's scale (far above float32 rounding)."""
+
+
+FIRST_LAYER_ROW = 0
+"""Row 0 of queries and gains belongs to layer 1, whose only Eq. 6 source is b_0 = h1: a softmax over one
+source is 1 whatever the score, so that row has no effect on any output, in every AttnRes stack (not a
+defect; the oracle's change is exactly 0). The alive and reach gates leave it out and say so."""
+
+
+def alive_instances() -> list[str]:
+    """The parameter instances of the alive gate: one per sublayer row of queries and gains (but layer 1's,
+    FIRST_LAYER_ROW), and each output one."""
+    rows = [l for l in range(L) if l != FIRST_LAYER_ROW]
+    return [f"queries[{l}]" for l in rows] + ["output_query"] + [f"gains[{l}]" for l in rows] + ["output_gain"]
+
+
+def _direction(rng: random.Random, size: str) -> list[str]:
+    return [("" if rng.random() < 0.5 else "-") + size for _ in range(D)]
+
+
+@fixture("attnres.module_alive", "fidelity.oracles.block_attnres.stack_forward",
+         ["attnres.eq2", "attnres.eq5", "attnres.eq6", "attnres.rmsnorm_gain", "attnres.init_zero_query"])
+def _module_alive():
+    c = module_case()
+    eps = spec_value_exact("attnres.eps")
+    base = dict(queries=c["queries"], output_query=c["output_query"], gains=c["gains"], output_gain=c["output_gain"])
+    out = lambda p: _run(c, eps=eps, **p)[-1]  # noqa: E731  (h_out [positions, d])
+    right = out(base)
+    rng = random.Random(SEED + 1)
+    directions, changes, rel = {}, {}, {}
+    with precision():
+        scale = _max_abs(right)
+        for inst in alive_instances():
+            name, row = (inst.split("[")[0], int(inst.split("[")[1][:-1])) if "[" in inst else (inst, None)
+            direction = _direction(rng, ALIVE_SIZE[name])
+            moved = {k: [list(r) for r in v] if isinstance(v[0], list) else list(v) for k, v in base.items()}
+            if row is None:
+                moved[name] = [mp(a) + mp(b) for a, b in zip(base[name], direction)]
+            else:
+                moved[name][row] = [mp(a) + mp(b) for a, b in zip(base[name][row], direction)]
+            change = _max_abs_diff(out(moved), right)
+            if change / scale < ALIVE_VISIBLE:
+                raise ValueError(f"attnres.module_alive: moving {inst} changes the output by only "
+                                 f"{float(change / scale):.3g} of its scale; choose another case")
+            directions[inst], changes[inst], rel[inst] = direction, change, float(change / scale)
+        first = {k: [list(r) for r in v] if isinstance(v[0], list) else list(v) for k, v in base.items()}
+        first["queries"][FIRST_LAYER_ROW] = [mp(a) + 1 for a in base["queries"][FIRST_LAYER_ROW]]
+        first_row_change = _max_abs_diff(out(first), right)
+        if first_row_change != 0:
+            raise ValueError("attnres.module_alive: layer 1's query moved the oracle's output; Eq. 6 says it cannot")
+    return {
+        "derivation": [
+            "The module case of attnres.module_defaults (L = 5 affine sublayers, N = 2, d = 4, two positions) with a "
+            "learned gain and every parameter at a non-zero base: queries, output_query as drawn, gains and "
+            "output_gain = 1 +- k/8 (at zero queries a gain has no effect: q . (g v) = 0).",
+            "eps = " + _show(eps) + " (attnres.eps), convention 'paper', passed explicitly.",
+            "For each instance (one sublayer's row of queries or gains, output_query, output_gain) the parameter moves "
+            "by a direction whose entries are +-1/4 (signs from random.Random(" + str(SEED + 1) + ")),",
+            "and the oracle's max |h_out(base + direction) - h_out(base)| over both positions is stored: "
+            + ", ".join(f"{k} {f10(v)}" for k, v in changes.items()) + ".",
+            "A parameter the forward never reads moves nothing (ratio 0); a live one about 1.",
+            "Row 0 of queries and gains (layer 1) is left out: layer 1 attends b_0 alone, a one-source softmax is 1, "
+            "so the oracle's change is exactly 0 (checked: " + f10(first_row_change) + ").",
+        ],
+        "inputs": {k: inp(c[k]) for k in ("h1", "W", "c", "queries", "output_query", "gains", "output_gain")}
+        | {"num_blocks": N, "directions": {k: inp(v) for k, v in directions.items()}},
+        "expected": {"out": num(right), "change": {k: num(v) for k, v in changes.items()}},
+        "params": {"eps": inp(str(eps)), "convention": "paper", "learned_gain": True, "size": dict(ALIVE_SIZE),
+                   "relative_change": {k: round(v, 6) for k, v in rel.items()}},
+    }
