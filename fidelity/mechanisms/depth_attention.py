@@ -68,6 +68,6 @@ MECHANISM = Mechanism(
     interface=DepthAttention,
     module_interface=None,
     equations=("attnres.eq1", "attnres.eq2", "attnres.eq3", "attnres.eq4", "attnres.phi", "attnres.eps",
-               "attnres.score_conventions", "attnres.no_temperature", "attnres.init_zero_query", "attnres.fig2",
-               "attnres.table5.fn2", "attnres.rmsnorm", "attnres.rmsnorm_gain", "rmsnorm.mean_form", "rmsnorm.gain"),
+               "attnres.score_conventions", "attnres.no_temperature", "attnres.fig2", "attnres.table5.fn2",
+               "attnres.rmsnorm", "attnres.rmsnorm_gain", "rmsnorm.mean_form", "rmsnorm.gain"),
 )

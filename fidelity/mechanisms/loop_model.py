@@ -137,5 +137,11 @@ MECHANISM = Mechanism(
     module_interface=LoopModelModule,
     equations=("attnres.eq1", "attnres.eq2", "attnres.eq3", "attnres.placement_loop", "attnres.init_zero_query",
                "mhc.eq3", "mhc.eq4", "mhc.eq6", "mhc.eq7", "mhc.eq8", "mhc.eq9", "mhc.composite",
-               "mhc.init_static_bias", "mhc.layout.sliced", "mhc.layout.replicated", "hc.eq5"),
+               "mhc.init_static_bias", "mhc.layout.sliced", "mhc.layout.replicated", "hc.eq5", "attnres.eps",
+               "attnres.loop.T", "attnres.loop.config", "attnres.loop.d", "attnres.loop.hc_dynamic",
+               "attnres.loop.hc_streams", "attnres.loop.hidden_mult", "attnres.loop.init.embed_std",
+               "attnres.loop.init.iter_embed_std", "attnres.loop.init.residual_scale",
+               "attnres.loop.init.uniform_exponent", "attnres.loop.mhc_dynamic_init_std", "attnres.loop.mhc_streams",
+               "attnres.loop.vocab", "hc.eq11", "hc.eq12", "hc.eq13", "hc.eq14", "mhc.init_dynamic",
+               "mhc.table5.alpha_init", "mhc.table5.eps", "mhc.table5.tmax"),
 )
