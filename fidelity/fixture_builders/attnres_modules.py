@@ -1,4 +1,4 @@
-"""Fixtures for gates on AttnRes as users run it: defaults as shipped and every parameter alive.
+"""Fixtures for gates on AttnRes as users run it: defaults as shipped, every parameter alive, the oracle's Jacobian.
 
 Every number here is computed by the oracles (fidelity.oracles.block_attnres.stack_forward,
 depth_mix; fidelity.oracles.depth_attention.depth_attention) at the values the spec fixes:
@@ -24,6 +24,7 @@ from fidelity.oracles import block_attnres as ba
 from fidelity.oracles import cases
 from fidelity.oracles import depth_attention as da
 from fidelity.oracles._precision import mp, precision
+from fidelity.oracles.derivatives import flatten, jacobian_at_dps, shape_of, unflatten
 from fidelity.spec.values import spec_value_exact
 
 SEPARATION_MIN = 10.0
@@ -272,4 +273,117 @@ def _module_alive():
         "expected": {"out": num(right), "change": {k: num(v) for k, v in changes.items()}},
         "params": {"eps": inp(str(eps)), "convention": "paper", "learned_gain": True, "size": dict(ALIVE_SIZE),
                    "relative_change": {k: round(v, 6) for k, v in rel.items()}},
+    }
+
+
+JACOBIAN_WRT = ("h1", "queries", "output_query", "gains", "output_gain")
+"""The tensors whose Jacobian attnres.module_jacobian stores: the input and every parameter (learned gain)."""
+
+
+@fixture("attnres.module_jacobian", "fidelity.oracles.derivatives.jacobian_at_dps",
+         ["attnres.eq2", "attnres.eq5", "attnres.eq6", "attnres.rmsnorm_gain"])
+def _module_jacobian():
+    c = module_case()
+    eps = spec_value_exact("attnres.eps")
+    base = {k: c[k] for k in JACOBIAN_WRT}
+    expected, lines = {}, []
+    for name in JACOBIAN_WRT:
+        shape = shape_of(base[name])
+
+        def h_out(flat, name=name, shape=shape):
+            moved = dict(base, **{name: unflatten(flat, shape)})
+            run = dict(c, h1=moved["h1"])
+            return flatten(_run(run, eps=eps, queries=moved["queries"], output_query=moved["output_query"],
+                                gains=moved["gains"], output_gain=moved["output_gain"])[-1])
+
+        J = jacobian_at_dps(h_out, flatten(base[name]))
+        expected[f"d_out_d_{name}"] = num([unflatten(row, shape) for row in J])
+        with precision():
+            lines.append(f"max|d h_out / d {name}| = {f10(max(abs(v) for row in J for v in row))}.")
+    return {
+        "derivation": [
+            "The module case of attnres.module_alive (L = 5 affine sublayers f_l(h) = W_l h + c_l, N = 2 blocks, d = 4, "
+            "two positions, learned gains, every parameter at its non-zero base), eps = " + _show(eps)
+            + " (attnres.eps, the module's default), convention 'paper' (the default).",
+            "expected.d_out_d_<p>[k] = d h_out[k] / d p, h_out flattened row-major to [positions * d], each row shaped "
+            "like p: central differences of the oracle (fidelity.oracles.block_attnres.stack_forward, 60 digits) with "
+            "step 1e-20 (fidelity.oracles.derivatives.jacobian_at_dps: error ~1e-40, ~38 good digits).",
+            "Row 0 of d_out_d_queries and d_out_d_gains is 0 up to that error: layer 1 attends b_0 alone (Eq. 6).",
+        ] + lines,
+        "inputs": {k: inp(c[k]) for k in ("h1", "W", "c", "queries", "output_query", "gains", "output_gain")}
+        | {"num_blocks": N},
+        "expected": expected,
+        "params": {"eps": inp(str(eps)), "convention": "paper", "learned_gain": True,
+                   "jacobian_layout": "[positions * d (h_out row-major), *shape of the tensor]"},
+    }
+
+
+DEPTH_MODULE_CASE = {
+    "sources": [["1/512", "-1/1024", "1/1024", 0], [0, "1/512", "1/1024", "-1/512"],
+                ["-1/1024", "1/1024", "-1/1024", "3/1024"]],
+    "query": [1, "-1/2", "1/4", "1/2"],
+}
+"""The DepthAttention class's defaults case: L = 3 sources of width d = 4 with mean(v^2) = 1.4e-6 .. 2.9e-6,
+beside the default eps and above it (so a default of -eps still leaves every root real), and a pseudo-query
+giving three unequal weights. Every entry is a dyadic rational (exact in float32)."""
+
+DEPTH_MODULE_WRONG_EPS = ("0", "1e-8", "1e-7", "1e-5", "1e-4", "1")
+"""Wrong eps defaults of the DepthAttention class (with -eps, added by the builder): none, the neighbouring
+decades, and fidelity discover's 1e-5, 1e-7, 0, 1.0 and -1e-6."""
+
+
+@fixture("attnres.depth_module_defaults", "fidelity.oracles.depth_attention.depth_attention",
+         ["attnres.eps", "attnres.score_conventions", "attnres.eq2", "attnres.eq4", "attnres.init_zero_query"])
+def _depth_module_defaults():
+    c = DEPTH_MODULE_CASE
+    eps = spec_value_exact("attnres.eps")
+    d, n_sources = len(c["query"]), len(c["sources"])
+    with precision():
+        key_ms = [mpmath.fsum(mp(x) ** 2 for x in v) / d for v in c["sources"]]
+    if min(key_ms) <= mp(eps):
+        raise ValueError("attnres.depth_module_defaults: a source's mean(v^2) is not above eps; -eps would leave "
+                         "its root without a real value")
+    res = da.depth_attention(c["sources"], c["query"], eps, "paper")
+    init = da.depth_attention(c["sources"], [0] * d, eps, "paper")  # the pseudo-query's zero init (attnres.s5)
+    right = list(res["alpha"]) + list(res["h"])
+    preds, seps = {}, {}
+    for name, (e, cv) in ([(f"eps_{float(w):g}", (w, "paper")) for w in DEPTH_MODULE_WRONG_EPS]
+                          + [(f"eps_{float(-eps):g}", (-eps, "paper"))]
+                          + [(f"convention_{cv}", (eps, cv)) for cv in WRONG_CONVENTIONS]):
+        r = da.depth_attention(c["sources"], c["query"], e, cv)
+        wrong = list(r["alpha"]) + list(r["h"])
+        # the gate judges [alpha, h] entrywise, each entry relative to itself (no entry is 0)
+        with precision():
+            rel = max(abs(mp(a) - mp(b)) / abs(mp(b)) for a, b in zip(wrong, right))
+        seps[name] = float(rel) / DEPTH_GATE_RTOL["float32"]
+        if seps[name] < SEPARATION_MIN:
+            raise ValueError(f"attnres.depth_module_defaults: wrong default {name} only {seps[name]:.3g} "
+                             "tolerances away")
+        preds[f"depth_module_defaults.{name}"] = {
+            "description": f"DepthAttention's default eps = {float(e):g}, convention {cv!r} in place of the spec's",
+            "field": "alpha_and_h", **num(wrong)}
+    return {
+        "derivation": [
+            "DepthAttention(d) built with no optional argument: eps = " + _show(eps) + " (attnres.eps value), "
+            "convention 'paper' (attnres.score_conventions: the default), no learned gain (g = 1).",
+            f"d = {d}, L = {n_sources} sources (dyadic rationals, /1024); mean(v_i^2) = "
+            + ", ".join(f10(v) for v in key_ms) + ": beside eps and above it (so -eps keeps every root real).",
+            "At the pseudo-query's zero init (attnres.init_zero_query) every score is 0: alpha = 1/3 each and h is "
+            "the mean of the sources, whatever eps and the convention (expected.alpha_at_init, h_at_init).",
+            "The gate then writes query = [1, -1/2, 1/4, 1/2]: s_i = q . v_i / sqrt(mean(v_i^2) + eps) = "
+            + ", ".join(f10(s) for s in res["scores"]) + "; alpha = softmax(s) = "
+            + ", ".join(f10(a) for a in res["alpha"]) + "; h = sum_i alpha_i v_i.",
+            "expected.alpha_and_h = [alpha_0, alpha_1, alpha_2, h_0, .., h_3] (no entry is 0).",
+            "Every wrong default (eps " + ", ".join(DEPTH_MODULE_WRONG_EPS) + ", -eps; conventions "
+            + ", ".join(WRONG_CONVENTIONS) + ") is >= " + f"{min(seps.values()):.3g}"
+            + " float32 gate tolerances (32 eps, entrywise relative) away: see predictions.",
+        ],
+        "inputs": {"sources": inp(c["sources"]), "query": inp(c["query"])},
+        "expected": {"alpha_and_h": num(right), "scores": num(res["scores"]),
+                     "alpha_at_init": num(init["alpha"]), "h_at_init": num(init["h"])},
+        "params": {"eps": inp(str(eps)), "eps_from": "attnres.eps", "convention": "paper",
+                   "convention_from": "attnres.score_conventions", "learned_gain": False,
+                   "separation_in_tolerances": {k: round(v, 3) for k, v in seps.items()},
+                   "tolerance_checked": "32 eps(float32) relative to each entry of alpha_and_h"},
+        "predictions": preds,
     }

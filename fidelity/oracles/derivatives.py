@@ -8,6 +8,11 @@ digits, far past the 40 a fixture keeps (tests/oracles/test_oracle_derivatives.p
 against closed forms and against a second step size). The function must compute at the
 caller's precision (no `precision()` inside it, which would cut the digits back to DPS):
 fidelity.oracles.sinkhorn.sinkhorn_mpf and fidelity.oracles.mhc.residual_mpf do.
+
+An oracle that sets its own `precision()` (Block AttnRes, the loop model: they compose oracles that
+do) is differentiated at DPS = 60 digits with `jacobian_at_dps`: step 1e-20, truncation
+h^2 |f'''| / 6 ~ 1e-40 and rounding 10^-60 |f| / h ~ 1e-40, so ~38 good digits: still 22 past what a
+float64 gate can resolve (tests/oracles/test_oracle_derivatives.py checks that claim too).
 """
 from __future__ import annotations
 
@@ -15,13 +20,16 @@ from typing import Callable, Sequence
 
 import mpmath
 
-from ._precision import mp
+from ._precision import DPS, mp
 
 JACOBIAN_DPS = 120
 """Working digits of a Jacobian (the fixtures keep 40)."""
 
 JACOBIAN_STEP = "1e-40"
 """Central-difference step at JACOBIAN_DPS: truncation and rounding both ~1e-80."""
+
+DPS_STEP = "1e-20"
+"""Central-difference step for an oracle that computes at DPS (60) digits: truncation and rounding ~1e-40."""
 
 
 def flatten(nested) -> list:
@@ -72,6 +80,11 @@ def jacobian(f: Callable[[list], list], point: Sequence, *, dps: int = JACOBIAN_
                 raise ValueError("f returned outputs of different lengths")
             columns.append([(a - b) / (2 * h) for a, b in zip(fu, fd)])
         return [[columns[i][k] for i in range(len(x))] for k in range(len(columns[0]) if columns else 0)]
+
+
+def jacobian_at_dps(f: Callable[[list], list], point: Sequence) -> list[list[mpmath.mpf]]:
+    """`jacobian` of an oracle that runs inside its own `precision()` (DPS digits): ~38 good digits."""
+    return jacobian(f, point, dps=DPS, step=DPS_STEP)
 
 
 def value_at(f: Callable[[list], list], point: Sequence, *, dps: int = JACOBIAN_DPS) -> list[mpmath.mpf]:

@@ -35,9 +35,11 @@ SUBJECT = Subject(
     capabilities={
         "depth_attention": _BOTH_ROUTES,
         "sinkhorn": _BOTH_ROUTES,
-        # the modules' gradient is autograd; their `backward` / `sinkhorn_backward` keywords pick the route of
-        # the depth attention / Sinkhorn inside, which the function gates hold
-        "block_attnres": _AUTOGRAD,
+        # BlockAttnRes's `backward=` is its interface's route keyword: "manual" runs depth attention's
+        # hand-written adjoint inside the module, so the module gates hold both routes
+        "block_attnres": _BOTH_ROUTES,
+        # the other modules' gradient is autograd; their `sinkhorn_backward` keyword picks the route of the
+        # Sinkhorn inside, which the gates ask for by that keyword (and the function gates hold)
         "mhc_residual": _AUTOGRAD,
         "hyper_connection": _AUTOGRAD,
         "loop_model": _AUTOGRAD,

@@ -6,7 +6,7 @@ from fidelity.fixture_builders import mhc_modules as mm
 from fidelity.oracles import cases, mhc
 from fidelity.oracles import sinkhorn as sk
 from fidelity.oracles._precision import exact, mp, precision
-from fidelity.oracles.derivatives import flatten, jacobian, shape_of, unflatten
+from fidelity.oracles.derivatives import flatten, jacobian, jacobian_at_dps, shape_of, unflatten
 
 
 def test_flatten_and_unflatten_round_trip():
@@ -29,6 +29,26 @@ def test_jacobian_of_a_closed_form_to_60_digits():
     with mpmath.workdps(80):
         worst = max(abs(J[k][i] - mp(want[k][i])) for k in range(3) for i in range(2))
     assert worst < mpmath.mpf("1e-60")
+
+
+def test_jacobian_of_an_oracle_that_sets_its_own_precision_is_good_to_35_digits():
+    """An oracle inside precision() (DPS = 60) caps the digits: jacobian_at_dps still gets ~38 of them."""
+    a, b = sympy.symbols("a b")
+    exprs = [sympy.exp(a) * sympy.tanh(b), a / sympy.sqrt(a * a + b * b + sympy.Rational(1, 10 ** 6))]
+    point = {a: sympy.Rational(3, 2), b: sympy.Rational(-1, 3)}
+    want = [[sympy.diff(e, v).subs(point) for v in (a, b)] for e in exprs]
+
+    def f(x):
+        with precision():
+            return [mpmath.exp(x[0]) * mpmath.tanh(x[1]), x[0] / mpmath.sqrt(x[0] ** 2 + x[1] ** 2 + mpmath.mpf(10) ** -6)]
+
+    J = jacobian_at_dps(f, [point[a], point[b]])
+    with mpmath.workdps(80):
+        worst = max(abs(J[k][i] - mp(want[k][i])) for k in range(2) for i in range(2))
+    assert worst < mpmath.mpf("1e-35")
+    J_fine = jacobian(f, [point[a], point[b]])  # 120 digits asked for, the oracle's 60 kept: worse, not better
+    with mpmath.workdps(80):
+        assert max(abs(J_fine[k][i] - mp(want[k][i])) for k in range(2) for i in range(2)) > worst
 
 
 def test_sinkhorn_jacobian_equals_sympy_at_one_step():
