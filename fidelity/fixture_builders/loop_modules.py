@@ -8,6 +8,10 @@
 - loop_model.alive: for each arm graph (rezero, attnres, mhc sliced, mhc paper, hc dynamic, hc static) and
   each parameter wired in it, a seeded direction of stated size and the oracle's max |change of the logits|
   when that one parameter moves along it (the parameters_alive gate).
+- loop_model.module_jacobian: for each arm graph at a tiny config (vocab 3, d 2, T 2, hidden_mult 1, 2 streams;
+  every other field the spec's default) and one token, d (every iteration's logits) / d p for the parameters p
+  wired in it (a few left out, each held in another graph: see JACOBIAN_LEFT_OUT): central differences
+  of the oracle at its own 60 digits (fidelity.oracles.derivatives.jacobian_at_dps), ~38 good digits, stored at 40.
 - loop_model.composite_asymmetric: the loop's composite H_res^T (mhc.eq4) for an n = 3 b_res whose Sinkhorn
   limit is not symmetric, so the order and orientation of the factors show.
 
@@ -25,6 +29,7 @@ from fidelity.fixture_store import f10, fixture, inp, num
 from fidelity.oracles import loop_model as lo
 from fidelity.oracles import sinkhorn as sk
 from fidelity.oracles._precision import mp, precision
+from fidelity.oracles.derivatives import flatten, jacobian_at_dps, shape_of, unflatten
 from fidelity.spec.values import spec_value, spec_value_exact
 
 ARMS = ("rezero", "attnres", "mhc", "hc")
@@ -274,4 +279,83 @@ def _loop_composite_asymmetric():
         "expected": {"H_res": num(H), "H_T": {str(T): num(powers[T]) for T in COMPOSITE_T},
                      "transpose_gap": num(gap)},
         "params": {"t_max": t_max, "n": 3},
+    }
+
+
+# ---- the oracle's Jacobian at a tiny config (the gradients_from_oracle gate) -------------------
+
+JACOBIAN_SIZES = {"vocab": 3, "d": 2, "T": 2, "hidden_mult": 1, "mhc_streams": 2, "hc_streams": 2}
+"""Sizes, not defaults (those stay the spec's): small, so the 2 N oracle calls of each Jacobian stay cheap."""
+JACOBIAN_TOKENS = (1,)  # one token: the loop is per position, and each token doubles the oracle's calls
+BODY_READOUT = ("body_w1", "body_b1", "body_w2", "body_b2", "readout_w", "readout_b")
+JACOBIAN_LEFT_OUT = {  # graph -> wired parameters whose Jacobian this fixture skips, each held in another graph
+    # to build in ~2 s, not ~4: the body and the readout are the same functions in every arm (held in the cheap
+    # rezero and hc_static graphs), and their paths through each arm are embed's and iter_embed's too
+    "attnres": BODY_READOUT, "mhc_sliced": BODY_READOUT,
+    "hc_dynamic": BODY_READOUT + HC_STATIC,  # the static coefficients: held in hc_static
+    # phi_post: the same coefficient code in both layouts (held in mhc_sliced). H_res's three: at T = 2, H_res
+    # reaches the logits only through its row sums (it first acts on the equal replicated streams) and its
+    # column sums (the readout sums its last output), both ~1 after Sinkhorn, so |d logits / d b_res| ~ 3e-6 is
+    # the unconverged residual, a cancellation of far larger terms that no eps-sized bound relative to it can
+    # hold (measured 1.3e3 and 1.4e3 eps in float32 and float64). Held in mhc_sliced and by mhc.module_jacobian's paper layout.
+    "mhc_paper": BODY_READOUT + ("mhc.phi_post", "mhc.phi_res", "mhc.alpha_res", "mhc.b_res"),
+}
+
+
+def jacobian_wrt(graph: str) -> tuple[str, ...]:
+    """The parameters whose Jacobian loop_model.module_jacobian holds for `graph` (VARIANTS' wired, less the left out)."""
+    return tuple(p for p in VARIANTS[graph][1] if p not in JACOBIAN_LEFT_OUT.get(graph, ()))
+
+
+def _jacobian_wrt(tokens, params, cfg, name):
+    """d logits / d params[name], nested [T * len(tokens) * vocab (row-major), *shape(name)], ~38 digits."""
+    shape = shape_of(params[name])
+
+    def f(flat):
+        return flatten(_logits(tokens, dict(params, **{name: unflatten(flat, shape)}), cfg))
+
+    return [unflatten(row, shape) for row in jacobian_at_dps(f, flatten(params[name]))]
+
+
+@fixture("loop_model.module_jacobian", "fidelity.oracles.derivatives.jacobian_at_dps",
+         ["attnres.placement_loop", "attnres.eq2", "attnres.eq3", "mhc.eq3", "mhc.eq7", "mhc.eq8", "mhc.eq9",
+          "mhc.layout.sliced", "mhc.layout.replicated", "hc.eq5", "hc.eq11", "hc.eq12", "hc.eq13"])
+def _loop_module_jacobian():
+    base = dict(loop_defaults(), **JACOBIAN_SIZES)
+    inputs, expected, lines = {"tokens": list(JACOBIAN_TOKENS)}, {}, []
+    for vname, (override, _) in VARIANTS.items():
+        cfg = dict(base, **override)
+        params = base_params(cfg)
+        group, scale = {}, 0
+        wired = jacobian_wrt(vname)
+        for name in wired:
+            J = _jacobian_wrt(JACOBIAN_TOKENS, params, cfg, name)
+            group[f"d_logits_d_{name}"] = num(J)
+            with precision():
+                scale = max([scale] + [abs(v) for v in flatten(J)])
+        expected[vname] = group
+        inputs[vname] = {"config": _cfg_json(cfg), "params": {k: inp(v) for k, v in params.items()}}
+        lines.append(f"{vname}: max over its {len(wired)} parameters of |d logits / d p| = {f10(scale)}.")
+    return {
+        "derivation": [
+            "Per arm graph (VARIANTS: rezero, attnres, mhc sliced and paper, hc dynamic and static) the config "
+            "inputs.<graph>.config: the defaults of loop_model.defaults (the spec's), then the sizes "
+            + ", ".join(f"{k} = {v}" for k, v in JACOBIAN_SIZES.items()) + ", then the graph's arm fields.",
+            "Parameters (inputs.<graph>.params, every one the model has at that config): loop_model.defaults' seeded "
+            "builder for these shapes (k/256 multiples, exact in float32 and float64; not the init, where phi = 0, "
+            "W = 0 and queries = 0 make gradients legitimately zero).",
+            "expected.<graph>.d_logits_d_<p>[r, *shape(p)] = d logits / d p, r = (k * " + str(len(JACOBIAN_TOKENS))
+            + " + b) * vocab + v for iteration k, token tokens[b], vocab entry v; for every parameter p wired in the "
+            "graph, less those params.left_out names (each held in another graph: params.wrt lists what is here). "
+            "The logits are fidelity.oracles.loop_model.loop_logits (60 digits).",
+            "Central differences at the oracle's 60 digits, step 1e-20 (fidelity.oracles.derivatives.jacobian_at_dps): "
+            "truncation and rounding ~1e-40, so ~38 good digits, stored at 40. The columns of the embed rows of "
+            "tokens not in inputs.tokens are exactly 0 (the oracle reads embed[token] only).",
+        ] + lines,
+        "inputs": inputs,
+        "expected": expected,
+        "params": {"wrt": {k: list(jacobian_wrt(k)) for k in VARIANTS}, "sizes": dict(JACOBIAN_SIZES),
+                   "left_out": {k: list(v) for k, v in JACOBIAN_LEFT_OUT.items()},
+                   "jacobian_layout": "[T * len(tokens) * vocab (iteration, token, vocab row-major), *shape of p]",
+                   "jacobian_method": "central differences at 60 digits, step 1e-20"},
     }
