@@ -43,6 +43,7 @@ from fidelity.oracles import predictions as pr
 from fidelity.oracles import sinkhorn as sk
 from fidelity.oracles._precision import DIGITS, digits, exact, mp, precision, twin
 from fidelity.oracles.rmsnorm import rms, rmsnorm
+from fidelity.spec.values import spec_value_exact
 
 REQUIRED_FIELDS = ("id", "oracle", "equations", "derivation", "inputs", "expected", "params",
                    "precision_digits", "predictions")
@@ -210,6 +211,51 @@ def _rmsnorm_eps():
         "expected": {"rms": num(r), "y": num(y)},
         "params": {"eps": inp(c["eps"])},
         "predictions": _predictions("rmsnorm.eps_outside"),
+    }
+
+
+RMSNORM_MODULE_GATE_RTOL = 8 * 2.0 ** -23
+"""The relative tolerance of tests/gates/test_rmsnorm_module_contract.py's defaults gate: 8 eps(float32)
+(as the mean-form gate); every wrong default is checked against it, the weaker of its two dtypes."""
+
+RMSNORM_WRONG_EPS = ("0", "1e-8", "1e-7", "1e-5", "1")
+"""Plausible wrong defaults of RMSNorm's eps: none, the authors' torch 1e-8, the neighbouring decades, 1;
+the builder adds the right value with its sign flipped."""
+
+
+@fixture("rmsnorm.module_defaults", "fidelity.oracles.rmsnorm.rmsnorm", ["rmsnorm.mean_form", "rmsnorm.gain",
+                                                                          "attnres.eps"])
+def _rmsnorm_module_defaults():
+    c = cases.RMSNORM_EPS
+    eps = spec_value_exact("attnres.eps")
+    y = rmsnorm(c["x"], eps)  # gain ones: the module's init (rmsnorm.gain)
+    preds, seps = {}, {}
+    for e in [exact(w) for w in RMSNORM_WRONG_EPS] + [-eps]:
+        wrong = rmsnorm(c["x"], e)
+        with precision():
+            rel = max(abs(mp(a) - mp(b)) / abs(mp(b)) for a, b in zip(wrong, y))
+        name = f"eps_{float(e):g}"
+        seps[name] = float(rel) / RMSNORM_MODULE_GATE_RTOL
+        if seps[name] < 10.0:
+            raise ValueError(f"rmsnorm.module_defaults: wrong default {name} only {seps[name]:.3g} tolerances away")
+        preds[f"module_defaults.{name}"] = {"description": f"RMSNorm's default eps = {float(e):g} in place of the "
+                                                           "spec's (attnres.eps)", "field": "y", **num(wrong)}
+    return {
+        "derivation": [
+            "RMSNorm(d) built with no optional argument: eps = " + f"{float(eps):g}" + " (attnres.eps value), "
+            "gain ones (its init, rmsnorm.gain): y = x / sqrt(mean(x^2) + eps).",
+            "x = [1, -2, 3, -4] / 1000 (as rmsnorm.eps_sensitive), mean(x^2) = 7.5e-6, beside eps,",
+            "so sqrt(7.5e-6 + " + f"{float(eps):g}" + ") = " + f10(rms(c["x"], eps)) + " and y = x / that = ["
+            + ", ".join(f10(v) for v in y) + "].",
+            "Every wrong default (eps " + ", ".join(RMSNORM_WRONG_EPS) + ", and -eps) is >= "
+            + f"{min(seps.values()):.3g}" + " float32 gate tolerances (8 eps) away: see predictions.",
+        ],
+        "inputs": {"x": inp(c["x"])},
+        "expected": {"rms": num(rms(c["x"], eps)), "y": num(y)},
+        "params": {"eps": inp(str(eps)), "eps_from": "attnres.eps", "gain": "ones (the module's init)",
+                   "separation_in_tolerances": {k: round(v, 3) for k, v in seps.items()},
+                   "tolerance_checked": "8 eps(float32) relative to each y entry"},
+        "predictions": preds,
     }
 
 
