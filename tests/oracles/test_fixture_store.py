@@ -1,7 +1,6 @@
-"""The fixture store: byte-identical regeneration, drift detection, error reporting, speed."""
+"""The fixture store: byte-identical regeneration, drift detection, error reporting."""
 import json
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -31,12 +30,10 @@ def test_regeneration_is_byte_identical_twice_and_matches_the_committed_files(ge
         assert (COMMITTED / p.name).read_bytes() == p.read_bytes(), f"fixtures/{p.name} differs from a regeneration"
 
 
-def test_verify_is_clean_and_fast():
-    t0 = time.perf_counter()
-    drifts = fs.verify()
-    elapsed = time.perf_counter() - t0
-    assert drifts == []
-    assert elapsed < 10, f"verify took {elapsed:.2f} s"
+def test_verify_is_clean():
+    # How long verify takes is measured by python -m fidelity.bench.fixtures_bench, not here: a timed
+    # test on a shared machine is red for the machine's load, not for the code.
+    assert fs.verify() == []
 
 
 def _copy(generated, tmp_path):
