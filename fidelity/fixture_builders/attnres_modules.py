@@ -15,7 +15,9 @@ refuses to build: a weak fixture is an error, not a gate).
 """
 from __future__ import annotations
 
+import math
 import random
+from fractions import Fraction
 
 import mpmath
 
@@ -386,4 +388,105 @@ def _depth_module_defaults():
                    "separation_in_tolerances": {k: round(v, 3) for k, v in seps.items()},
                    "tolerance_checked": "32 eps(float32) relative to each entry of alpha_and_h"},
         "predictions": preds,
+    }
+
+
+STABILITY_SCALE = 1024
+"""The factor on the module case's queries for the stability case: a power of two (the scaled queries stay
+dyadic, exact in float32), large enough that the inter-block scores of block 2 spread past float64's exp
+overflow (~709.8) at both positions."""
+
+EXP_OVERFLOW = {"float32": math.log(3.4028234663852886e38), "float64": math.log(1.7976931348623157e308)}
+"""ln of the largest finite float: e^x overflows beyond it (88.72 in float32, 709.78 in float64)."""
+
+
+def _source_values(h1, run: dict, composition: dict, labels: list[str]) -> list:
+    """The Eq. 6 source vectors of one layer, by label: b_0 = h1, a (partial) block the sum of its sublayers' y."""
+    with precision():
+        out = []
+        for lab in labels:
+            comp = composition[lab]
+            if comp == ["h1"]:
+                out.append([mp(x) for x in h1])
+            else:
+                out.append([mpmath.fsum(run["y"][int(f[1:]) - 1][j] for f in comp) for j in range(D)])
+        return out
+
+
+def _layer_mixes(c: dict, eps, queries) -> tuple[list, list[dict]]:
+    """Per position the oracle's stack run, and per layer (source_sets order) its depth_mix at every position."""
+    sets = ba.source_sets(L, N)
+    runs = [ba.stack_forward(h, _sublayers(c), N, queries, c["output_query"], eps, "paper", c["gains"],
+                             c["output_gain"]) for h in c["h1"]]
+    mixes = []
+    for e in sets:
+        per_pos = []
+        for h, run in zip(c["h1"], runs):
+            vals = _source_values(h, run, e["composition"], e["sources"])
+            mix = ba.depth_mix(vals, queries[e["layer"] - 1], eps, "paper", c["gains"][e["layer"] - 1])
+            with precision():
+                if _max_abs_diff(mix["h"], run["h"][e["layer"] - 1]) != 0:
+                    raise ValueError(f"attnres.module_trace: layer {e['layer']}'s rebuilt sources do not give the "
+                                     "oracle's h_l")
+            per_pos.append(mix)
+        mixes.append(per_pos)
+    return runs, mixes
+
+
+@fixture("attnres.module_trace", "fidelity.oracles.block_attnres.depth_mix",
+         ["attnres.eq2", "attnres.eq5", "attnres.eq6", "attnres.alg1", "attnres.rmsnorm_gain"])
+def _module_trace():
+    c = module_case()
+    eps = spec_value_exact("attnres.eps")
+    sets = ba.source_sets(L, N)
+    runs, mixes = _layer_mixes(c, eps, c["queries"])
+    alpha = {f"alpha_layer_{e['layer']}": num([[m["alpha"][k] for m in per_pos] for k in range(len(e["sources"]))])
+             for e, per_pos in zip(sets, mixes)}
+    big = [[str(Fraction(q) * STABILITY_SCALE) for q in row] for row in c["queries"]]
+    big_runs, big_mixes = _layer_mixes(c, eps, big)
+    spreads, gaps = [], []
+    with precision():
+        for e, per_pos in zip(sets, big_mixes):
+            for m in per_pos:
+                s = sorted(m["scores"], reverse=True)
+                if len(s) > 1:
+                    gaps.append(s[0] - s[1])
+                inter = m["scores"][:e["block"]]  # [b_0 .. b_{n-1}]: what Alg. 1's phase 1 scores together
+                if len(inter) > 1:
+                    spreads.append(max(inter) - min(inter))
+        min_gap, max_spread = min(gaps), max(spreads)
+        spread_per_position = [max(max(m["scores"][:e["block"]]) - min(m["scores"][:e["block"]])
+                                   for e, per_pos in zip(sets, big_mixes) if e["block"] > 1 for m in [per_pos[p]])
+                               for p in range(len(c["h1"]))]
+    if min(spread_per_position) <= EXP_OVERFLOW["float64"]:
+        raise ValueError(f"attnres.module_trace: the stability case's phase-1 spread {float(min(spread_per_position)):.4g} "
+                         f"does not pass float64's exp overflow {EXP_OVERFLOW['float64']:.4g} at every position")
+    stability_out = [r["out"] for r in big_runs]
+    return {
+        "derivation": [
+            "The module case of attnres.module_alive (L = 5 affine sublayers f_l(h) = W_l h + c_l in N = 2 blocks "
+            "[1, 2, 3], [4, 5], d = 4, two positions, learned gains, every parameter at its non-zero base), eps = "
+            + _show(eps) + " (attnres.eps), convention 'paper'.",
+            "Per layer l (fidelity.oracles.block_attnres.source_sets order) its Eq. 6 sources are rebuilt from the "
+            "oracle's stack run (stack_forward: b_0 = h1, a block's (partial) sum = the sum of its sublayers' y) and "
+            "depth_mix(sources, queries[l-1], eps, 'paper', gains[l-1]) gives alpha; its h equals stack_forward's h_l "
+            "exactly (checked).",
+            "expected.alpha_layer_<l> = alpha [sources, positions] (the layout of the module's trace). Layer 1 "
+            "attends b_0 alone: alpha = 1.",
+            "Stability case: the same case with queries x " + str(STABILITY_SCALE) + " (inputs.stability_queries, "
+            "dyadic). Every aggregation's top score gap is >= " + f10(min_gap) + " (alpha one-hot to e^-gap), and "
+            "block 2's inter-block scores [b_0, b_1] (Alg. 1's phase 1) spread by " + ", ".join(
+                f10(s) for s in spread_per_position) + " at the two positions (max " + f10(max_spread) + "): beyond "
+            f"ln(max float) = {EXP_OVERFLOW['float32']:.4g} (float32) and {EXP_OVERFLOW['float64']:.4g} (float64), "
+            "so e^(s - min s) overflows; e^(s - max s) cannot (Alg. 1 subtracts the max).",
+            "expected.stability_out = h_out [positions, d] of the oracle at the stability queries (stack_forward).",
+        ],
+        "inputs": {k: inp(c[k]) for k in ("h1", "W", "c", "queries", "output_query", "gains", "output_gain")}
+        | {"num_blocks": N, "stability_queries": inp(big)},
+        "expected": alpha | {"stability_out": num(stability_out)},
+        "params": {"eps": inp(str(eps)), "convention": "paper", "learned_gain": True,
+                   "stability_scale": STABILITY_SCALE,
+                   "stability_min_top_gap": float(min_gap),
+                   "stability_phase1_spread": [float(s) for s in spread_per_position],
+                   "exp_overflow": dict(EXP_OVERFLOW)},
     }

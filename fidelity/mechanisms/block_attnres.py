@@ -44,8 +44,8 @@ class BlockAttnResModule(Protocol):
                                         "scores for the whole block, then the online-softmax merge); "
                                         "None = the constructor's mode")] = None,
         return_trace: Annotated[bool, Doc("also return one dict per sublayer: layer (1-based), block, position, "
-                                          "sources (names 'b0', 'b1', 'b2^1', ...), h, alpha, y; a subject may "
-                                          "raise NotRun")] = False,
+                                          "sources (names 'b0', 'b1', 'b2^1', ...), h, alpha, y; tensors in the "
+                                          "autograd graph; a subject may raise NotRun")] = False,
     ) -> Annotated[torch.Tensor | tuple[torch.Tensor, list[dict[str, Any]]],
                    Doc("h_out, or (h_out, trace) with return_trace", shape="[..., d]")]:
         """Run the L sublayers from h1; both modes give the same h_l (Alg. 1 is exact)."""
