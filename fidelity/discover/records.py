@@ -9,8 +9,8 @@ A record (SCHEMA "fidelity.discover/1"):
   schema, module, target_file, subject     what was mutated (target_file as the module name
                                            spells it), and against which subject (null: ours)
   hashes        {"target_source", "gates", "discovery"}: sha256 of the module's source, the
-                gate index key (every gate file and the pytest configuration), and the
-                discovery code itself (operators and the equivalence decision)
+                gate files that can decide its verdicts (gates_sha256), and the discovery
+                code itself (operators and the equivalence decision)
   counts, dropped, mutants                 as `fidelity discover --json` prints them; each
                 mutant has a `key` (see mutant_key) that stays the same while its edit does
   versions, recorded_at
@@ -29,6 +29,7 @@ import os
 from pathlib import Path
 
 from fidelity.perturb import evidence, gate_index, jsonio, launch, locate
+from fidelity.perturb.errors import GateCollectionError
 
 SCHEMA = "fidelity.discover/1"
 DISCOVERY_DIR = "discovery"
@@ -69,16 +70,34 @@ def current_hashes(module: str, repo_root: Path, test_paths: list[str], environm
     except locate.TargetNotFound:
         source = None
     env = launch.with_overrides(dict(os.environ), environment)
-    return {"target_source": source, "gates": gates_sha256(test_paths, Path(repo_root), env),
+    return {"target_source": source, "gates": gates_sha256(test_paths, Path(repo_root), env, module, environment),
             "discovery": discovery_code_sha256()}
 
 
-def gates_sha256(test_paths: list[str], repo_root: Path, env: dict) -> str:
-    """The gate files, the conftests above them and the pytest configuration, by their paths
-    relative to the project (a checkout elsewhere hashes the same), and the subject setting."""
+def gates_sha256(test_paths: list[str], repo_root: Path, env: dict, module: str, environment: dict | None) -> str:
+    """The files under the test paths that can change a verdict about `module`, by their paths relative
+    to the project (a checkout elsewhere hashes the same), and the subject setting.
+
+    A discovery run executes only the gates covering the module, so a file whose gates all cover other
+    modules cannot change its verdicts and is left out: a gate added for the loop model leaves the
+    Sinkhorn record current. Helpers, conftests and the pytest configuration stay in, and so does every
+    file when the gate index cannot be collected (the record then reads stale, never current by mistake)."""
     root = repo_root.resolve()
-    h = hashlib.sha256(gate_index.subject_setting(env).encode())
-    for f in gate_index.hashed_files(test_paths, root):
+    files = gate_index.hashed_files(test_paths, root)
+    try:
+        index = gate_index.collect(test_paths, repo_root=root, cache_dir=gate_index.cache_dir(root),
+                                   environment=environment)
+    except (GateCollectionError, OSError) as exc:  # a suite that cannot be collected: hash it all, read stale
+        unrelated: set[Path] = set()
+        h = hashlib.sha256(f"uncollectable: {type(exc).__name__}\n".encode())
+    else:
+        covering = {(root / index.file_of(g)).resolve() for g in index.gates_for_target(module)}
+        unrelated = {(root / info["file"]).resolve() for info in index.gates.values()} - covering
+        h = hashlib.sha256()
+    h.update(gate_index.subject_setting(env).encode())
+    for f in files:
+        if f in unrelated:
+            continue
         try:
             name = f.relative_to(root).as_posix()
         except ValueError:

@@ -85,7 +85,6 @@ from fidelity.perturb.line_trace import reaches
 from fidelity.perturb.result import GateResult, PerturbationResult, RunResult
 
 FORCED_RED_GATE = Path(__file__).with_name("forced_red_gate.py")
-CACHE_DIR = ".fidelity-cache"
 FIXTURES_DIR = "fixtures"
 
 Progress = Callable[[dict], None]
@@ -197,7 +196,7 @@ def run(
     root = Path(repo_root).resolve()
     records_root = _abs(evidence_dir, root) if evidence_dir is not None else evidence.evidence_root(_abs(reports_dir, root))
     fixtures = _abs(fixtures_dir, root)
-    cache = _abs(cache_dir if cache_dir is not None else os.environ.get("FIDELITY_CACHE_DIR", CACHE_DIR), root)
+    cache = _abs(cache_dir, root) if cache_dir is not None else gate_index.cache_dir(root)
     test_paths = [str(t) for t in test_paths]
     pythonpath = [str(_abs(p, root)) for p in pythonpath]
     jobs = _jobs(jobs)
@@ -264,9 +263,10 @@ def run(
                     "results": os.path.join(workdir, "batch-results", evidence.sanitise(p["id"]) + ".json")}
                    for p in part]
         os.makedirs(os.path.join(workdir, "batch-results"), exist_ok=True)
-        j = dict(job(sorted({g for p in part for g in results[p["id"]].gates}),
-                     keep=set().union(*(instances_of[p["id"]] for p in part))),
-                 mode="mutants", mutants=mutants, stop_gate_when_red=True, stop_when_any_red=first_red_only)
+        j_keep = set().union(*(instances_of[p["id"]] for p in part))
+        j = dict(job(sorted({g for p in part for g in results[p["id"]].gates}), keep=j_keep),
+                 mode="mutants", mutants=mutants, stop_gate_when_red=True, stop_when_any_red=first_red_only,
+                 instance_seconds={n: cost.get(n, 0.0) for n in j_keep})
         batch_child = launch_child(label, j, sum(m["timeout_s"] for m in mutants) + timeout_s)
         out = []
         for p, m in zip(part, mutants):

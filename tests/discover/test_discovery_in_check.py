@@ -161,3 +161,28 @@ def test_no_record_writes_nothing(discovered, tmp_path):
     run = fidelity("discover", "--module", "mypaper.softmax", "--no-record", "--json", cwd=trial)
     assert run.returncode == 1 and json.loads(run.stdout)["records"] == []
     assert not (trial / "reports" / "discovery").exists()
+
+
+UNRELATED_GATE = '''import pytest
+
+
+@pytest.mark.gate(equations=["mypaper.eq1"], targets=["mypaper.mechanism"])
+def test_a_gate_on_another_module():
+    assert 1 + 1 == 2
+'''
+
+
+def test_a_gate_on_another_module_leaves_the_record_current_and_an_edit_to_a_covering_gate_does_not(
+        discovered, tmp_path):
+    import shutil
+
+    root, _, _ = discovered
+    grown = tmp_path / "grown"
+    shutil.copytree(root, grown)
+    (grown / "tests" / "gates" / "test_unrelated.py").write_text(UNRELATED_GATE)
+    discovery = stage(json.loads(fidelity("check", "--json", cwd=grown).stdout), "discovery")
+    assert [r["current"] for r in discovery["records"]] == [True], discovery["notes"]
+    covering = grown / "tests" / "gates" / "test_tempered_softmax.py"
+    covering.write_text(covering.read_text() + "\n# an edit\n")
+    discovery = stage(json.loads(fidelity("check", "--json", cwd=grown).stdout), "discovery")
+    assert [r["stale_reasons"] for r in discovery["records"]] == [["the gates changed"]], discovery["notes"]
