@@ -18,7 +18,8 @@ else: the runner then runs it in an ordinary child. Each fork starts from the co
 state and nothing it does comes back, so one mutant cannot leak into the next.
 
 Job keys beyond child.py's: mutants = [{"id", "module", "path", "source", "keep", "results",
-"timeout_s"}]; the fork's exit and timing go to `<results>.status.json`.
+"timeout_s"}], and instance_seconds {node id: unpatched seconds} (the order of a discovery
+fork's instances); the fork's exit and timing go to `<results>.status.json`.
 """
 from __future__ import annotations
 
@@ -54,8 +55,9 @@ class BatchLoop:
         gc.freeze()  # the collected state stays shared between the forks, out of their collections
         kills: dict[str, int] = {}  # gate -> mutants of this batch it was first to kill
         stop_at_first_red = bool(self.job.get("stop_when_any_red"))
+        seconds = self.job.get("instance_seconds") or {}
         for mutant in self.job["mutants"]:
-            _run_forked(mutant, items, recorder, kills if stop_at_first_red else None)
+            _run_forked(mutant, items, recorder, kills if stop_at_first_red else None, seconds)
             if stop_at_first_red:
                 killer = _first_killer(mutant["results"])
                 if killer is not None:
@@ -72,13 +74,13 @@ def _first_killer(results: str) -> str | None:
     return next((it["gate"] for it in items if it["outcome"] == "failed" and it["kind"] == "assertion"), None)
 
 
-def _run_forked(mutant: dict, items: dict, recorder, kills: dict | None) -> None:
+def _run_forked(mutant: dict, items: dict, recorder, kills: dict | None, seconds: dict) -> None:
     t0 = time.perf_counter()
     pid = os.fork()
     if pid == 0:
         code = 0
         try:
-            _serve_and_run(mutant, items, recorder, kills)
+            _serve_and_run(mutant, items, recorder, kills, seconds)
         except BaseException:  # noqa: BLE001 - whatever happened, this fork must end here
             traceback.print_exc()
             code = 3
@@ -103,7 +105,7 @@ def _run_forked(mutant: dict, items: dict, recorder, kills: dict | None) -> None
                       {"returncode": returncode, "timed_out": timed_out, "wall_s": time.perf_counter() - t0})
 
 
-def _serve_and_run(mutant: dict, items: dict, recorder, kills: dict | None) -> None:
+def _serve_and_run(mutant: dict, items: dict, recorder, kills: dict | None, seconds: dict) -> None:
     from fidelity.perturb import code_swap, import_hook
 
     module = sys.modules.get(mutant["module"])
@@ -122,8 +124,10 @@ def _serve_and_run(mutant: dict, items: dict, recorder, kills: dict | None) -> N
     chosen = [items[n] for n in sorted(mutant["keep"]) if n in items]
     if kills is not None:
         # one killing gate is all a discovery child needs: the gates that killed this batch's
-        # earlier mutants go first (which gate is named may change; whether one kills does not)
-        chosen.sort(key=lambda it: -kills.get(it.nodeid.split("[", 1)[0], 0))
+        # earlier mutants go first, and among equals the quickest instances (their unpatched
+        # seconds), so a mutant the 40th instance kills has not paid for the 39 slowest first
+        # (which gate is named may change; whether one kills does not)
+        chosen.sort(key=lambda it: (-kills.get(it.nodeid.split("[", 1)[0], 0), seconds.get(it.nodeid, 0.0)))
     for i, item in enumerate(chosen):
         if kills is not None and recorder.red_gates:
             for rest in chosen[i:]:
