@@ -25,8 +25,7 @@ import torch
 from fidelity.gates.compare import assert_bound
 from fidelity.gates.gradient_reach import dead_gradients
 from fidelity.gates.jacobians import assert_gradcheck_every_tensor
-from attnres_sublayers import tanh_sublayers
-from fidelity.subjects.subject import NotRun
+from attnres_sublayers import seeded_block_module
 
 MECH = "block_attnres"
 MODES = ["direct", "two_phase"]
@@ -42,29 +41,6 @@ FIRST_LAYER_ROW = 0  # layer 1 attends b_0 alone: its query and gain rows have n
 FD_STEP, GRAD_ATOL, GRAD_RTOL = 1e-6, 1e-8, 1e-6
 
 
-def _module_and_tensors(subject, device, mode, learned_gain, backward, seed=20261215):
-    """The factory's module in float64 with every parameter at seeded non-init values, and {name: leaf}."""
-    if not subject.supports(MECH, backward):
-        pytest.skip(f"subject {subject.name} has no {backward!r} backward route for {MECH}")
-    g = torch.Generator().manual_seed(seed)
-    kw = {"learned_gain": True} if learned_gain else {}
-    module = subject.get(MECH)(tanh_sublayers(g, L, D, device), D, N, mode=mode, backward=backward,
-                               dtype=torch.float64, device=device, **kw)
-    params = dict(module.named_parameters())
-    names = ["queries", "output_query"] + (["gains", "output_gain"] if learned_gain else [])
-    tensors = {}
-    for name in names:
-        if name not in params:
-            raise NotRun(f"the module has no parameter {name!r}" + (" with learned_gain=True" if learned_gain else ""))
-        p = params[name]
-        with torch.no_grad():
-            draw = torch.randn(p.shape, generator=g, dtype=torch.float64)
-            p.copy_((1.0 + 0.3 * draw if name in ("gains", "output_gain") else draw).to(device))
-        tensors[name] = p
-    h1 = torch.randn(2, D, generator=g, dtype=torch.float64).to(device).requires_grad_(True)
-    return module, {"h1": h1, **tensors}
-
-
 @pytest.mark.gate(equations=["attnres.eq2", "attnres.eq5", "attnres.eq6", "attnres.alg1", "attnres.rmsnorm_gain"],
                   mechanism=MECH, gate_class="gradients_finite_differences")
 @pytest.mark.parametrize("backward", ROUTES)
@@ -72,7 +48,7 @@ def _module_and_tensors(subject, device, mode, learned_gain, backward, seed=2026
 @pytest.mark.parametrize("mode", MODES)
 def test_block_module_passes_gradcheck_for_its_input_and_every_parameter(subject, device, mode, learned_gain,
                                                                          backward):
-    module, tensors = _module_and_tensors(subject, device, mode, learned_gain, backward)
+    module, tensors = seeded_block_module(subject, device, mode, learned_gain, backward, L, N, D)
     h1 = tensors["h1"]
     assert_gradcheck_every_tensor(lambda: module(h1, mode=mode), tensors, step=FD_STEP, atol=GRAD_ATOL,
                                   rtol=GRAD_RTOL, what=f"d h_out / d (h1 and every parameter) ({mode}, {backward}"
@@ -97,7 +73,7 @@ def test_the_input_and_every_parameter_of_the_block_module_receive_a_gradient(su
     """One backward of h_out under a seeded cotangent: `name` gets a non-zero gradient; for queries and
     gains, each sublayer's row does (layer 1's excepted, see the module docstring). Reading: the number of
     rows (1 for an unrowed tensor) with no gradient or an all-zero one."""
-    module, tensors = _module_and_tensors(subject, device, mode, learned_gain, backward)
+    module, tensors = seeded_block_module(subject, device, mode, learned_gain, backward, L, N, D)
     h1, t = tensors["h1"], tensors[name]
     dead = dead_gradients(lambda: module(h1, mode=mode), {name: t})
     if name in ("queries", "gains"):
