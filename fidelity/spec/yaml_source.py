@@ -3,6 +3,13 @@
 Only JSON's types come out: timestamps stay strings (a date is text in our
 schema), and a key given twice in one mapping is an error, not a silent
 overwrite as in plain PyYAML.
+
+A spec is input from anyone, so its cost is bounded before anything is built from
+it: a file over MAX_SPEC_BYTES is not read, and a document that uses more than
+MAX_ALIASES aliases or expands (aliases repeated where they are used) to more than
+MAX_EXPANDED_NODES nodes is refused while its line index is made, before the
+document is constructed (an alias bomb of nine nested lists of nine expands to 9^9
+nodes from a few hundred bytes).
 """
 from __future__ import annotations
 
@@ -12,9 +19,26 @@ import yaml
 
 from fidelity.spec.errors import SpecError
 
+MAX_SPEC_BYTES = 2 * 1024 * 1024  # the largest spec here is 0.12 MB (2,651 nodes); a paper fits many times over
+MAX_ALIASES = 1000
+MAX_EXPANDED_NODES = 100_000  # 40x the largest spec here, more than 2 MB of plain YAML holds (~45 bytes a node)
+
 
 class _JsonLikeLoader(yaml.SafeLoader):
-    pass
+    """SafeLoader that counts the aliases it composes (and refuses too many)."""
+
+    def __init__(self, text: str, file: Path):
+        super().__init__(text)
+        self.file, self.aliases = file, 0
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            self.aliases += 1
+            if self.aliases > MAX_ALIASES:
+                line = self.peek_event().start_mark.line + 1
+                raise SpecError(self.file, line, (), f"more than {MAX_ALIASES} YAML aliases (*name): a spec "
+                                                     f"writes its values out; aliases are for a few repeats")
+        return super().compose_node(parent, index)
 
 
 # Drop the timestamp resolver: `date: 2026-11-29` must stay the string the schema expects.
@@ -43,7 +67,22 @@ class LineIndex:
         return self._lines.get((), None)
 
 
-def _index(node: yaml.Node, path: tuple, index: LineIndex, file: Path) -> None:
+class _Budget:
+    """Nodes left to visit: an alias counts again wherever it is used, as it would once built."""
+
+    def __init__(self, file: Path):
+        self.file, self.left = file, MAX_EXPANDED_NODES
+
+    def spend(self, node: yaml.Node) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise SpecError(self.file, node.start_mark.line + 1, (),
+                            f"the document expands to more than {MAX_EXPANDED_NODES:,} nodes (YAML aliases "
+                            f"repeated where they are used): refused before it is built")
+
+
+def _index(node: yaml.Node, path: tuple, index: LineIndex, file: Path, budget: _Budget) -> None:
+    budget.spend(node)
     index.add(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         seen: dict = {}
@@ -54,34 +93,55 @@ def _index(node: yaml.Node, path: tuple, index: LineIndex, file: Path) -> None:
                                 f"key given twice (first on line {seen[key]})")
             seen[key] = key_node.start_mark.line + 1
             index.add(path + (key,), key_node.start_mark.line + 1)
-            _index(value_node, path + (key,), index, file)
+            _index(value_node, path + (key,), index, file, budget)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _index(item, path + (i,), index, file)
+            _index(item, path + (i,), index, file, budget)
+
+
+# Errors inside these constructs are usually made where the construct starts (an unclosed
+# bracket or quote, a key without its colon); the parser notices only where it gives up.
+_STARTS_AT_CONTEXT = ("flow sequence", "flow mapping", "quoted scalar", "simple key", "block scalar")
+
+
+def _syntax_error(file: Path, exc: yaml.MarkedYAMLError, last_line: int) -> SpecError:
+    problem, context = exc.problem_mark, exc.context_mark
+    text = " ".join(str(p) for p in (exc.context, exc.problem) if p)
+    line = problem.line + 1 if problem else (context.line + 1 if context else None)
+    if problem and context and context.line < problem.line:
+        if any(kind in (exc.context or "") for kind in _STARTS_AT_CONTEXT):
+            line = context.line + 1
+            text += f" (noticed on line {problem.line + 1})"
+        else:
+            text += f" (inside what starts on line {context.line + 1})"
+    if line is not None and line > last_line:  # noticed at the end of the stream, after the last line
+        line = max(1, last_line)
+    return SpecError(file, line, (), f"malformed YAML: {text}")
 
 
 def load_yaml(file: Path) -> tuple[object, LineIndex]:
     """Parse `file`; raise SpecError (never a yaml exception) on any problem."""
     try:
+        size = file.stat().st_size
+        if size > MAX_SPEC_BYTES:
+            raise SpecError(file, None, (), f"{size:,} bytes, over the limit of {MAX_SPEC_BYTES:,} for one spec "
+                                            f"file: split the paper's spec, or check that this is a spec at all")
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(file, None, (), f"cannot read: {exc}") from None
     try:
-        loader = _JsonLikeLoader(text)
+        loader = _JsonLikeLoader(text, file)
         try:
             node = loader.get_single_node()
             index = LineIndex()
             if node is None:
                 raise SpecError(file, 1, (), "the file is empty")
-            _index(node, (), index, file)
+            _index(node, (), index, file, _Budget(file))
             data = loader.construct_document(node)
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
-        problem = " ".join(str(p) for p in (exc.context, exc.problem) if p)
-        raise SpecError(file, line, (), f"malformed YAML: {problem}") from None
+        raise _syntax_error(file, exc, len(text.splitlines())) from None
     except yaml.YAMLError as exc:
         raise SpecError(file, None, (), f"malformed YAML: {exc}") from None
     except (ValueError, TypeError, RecursionError) as exc:

@@ -1,4 +1,7 @@
-"""Fuzz the loader: mutated specs may load or fail, but only ever with a SpecError."""
+"""Fuzz the loader: mutated specs may load or fail, but only ever with a SpecError that names the file,
+the key path and (where the text has one) the line, within a memory bound. Issue 15: at least 1000
+mutated specs, some of them given anchors, aliases and alias bombs."""
+import resource
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -10,14 +13,19 @@ from fidelity import project
 from spec_toy import MINIMAL
 
 SEEDS = [MINIMAL] + [p.read_text() for p in sorted(project.find(__file__).specs.glob("*.yaml"))]
-YAML_NOISE = list(":-[]{}#&*!|>'\"%@`,? \n\t") + ["\n  ", "id: x", "~", "null", "- ", "{a: [", "\\", "\x00", "é"]
+YAML_NOISE = list(":-[]{}#&*!|>'\"%@`,? \n\t") + ["\n  ", "id: x", "~", "null", "- ", "{a: [", "\\", "\x00", "é",
+                                                       "&a ", "*a", "&a [*a, *a]", "<<: *a"]
+# An alias bomb to splice in whole: a few hundred bytes that would expand to 9**8 nodes.
+BOMB = "bomb0: &b0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"bomb{i}: &b{i} [{', '.join([f'*b{i - 1}'] * 9)}]\n" for i in range(1, 8))
+MEMORY_BOUND_MB = 300  # growth of this process's peak RSS over all examples
 
 
 @st.composite
 def mutated(draw):
     text = draw(st.sampled_from(SEEDS))
     for _ in range(draw(st.integers(1, 4))):
-        kind = draw(st.sampled_from(["insert", "delete", "replace_line", "swap_lines", "truncate"]))
+        kind = draw(st.sampled_from(["insert", "delete", "replace_line", "swap_lines", "truncate", "bomb"]))
         pos = draw(st.integers(0, max(0, len(text) - 1)))
         lines = text.splitlines(keepends=True)
         if kind == "insert":
@@ -35,10 +43,19 @@ def mutated(draw):
             text = "".join(lines)
         elif kind == "truncate":
             text = text[:pos]
+        elif kind == "bomb":
+            text = BOMB + text
     return text
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+START_RSS_MB = _peak_rss_mb()
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=mutated())
 def test_only_spec_errors_escape(spec_dir: Path, text: str):
     for old in spec_dir.glob("*.yaml"):
@@ -48,4 +65,9 @@ def test_only_spec_errors_escape(spec_dir: Path, text: str):
         load_catalogue(spec_dir)
     except SpecError as exc:
         assert exc.file.endswith("fuzzed.yaml") or "spec" in exc.file
-        assert str(exc)  # the message renders
+        where = exc.to_json()  # what `--json` prints: file, line, key path, message
+        assert where["path"] and where["message"]
+        head = f"fuzzed.yaml:{exc.line}: " if exc.line is not None else "fuzzed.yaml: "
+        assert head + f"{where['path']}: " in str(exc), str(exc)  # the one line a user reads
+    grown = _peak_rss_mb() - START_RSS_MB
+    assert grown < MEMORY_BOUND_MB, f"the loader's peak memory grew by {grown:.0f} MB"

@@ -1,0 +1,86 @@
+"""A spec is input from anyone: its cost is bounded, and its syntax errors point at the line to fix.
+
+Issue 15: a YAML alias bomb crashed the loader with a MemoryError after 52 s at 7 GB, and a 50 MB
+spec was loaded and checked for 34 s."""
+import os
+import subprocess
+import sys
+import tracemalloc
+
+import pytest
+
+from fidelity import project
+from fidelity.spec import SpecError, load_catalogue
+from fidelity.spec import yaml_source
+
+
+def _bomb(levels: int = 9, width: int = 9) -> str:
+    """`levels` nested lists of `width` aliases each: a few hundred bytes that expand to width**levels nodes."""
+    lines = [f"l0: &l0 [{', '.join(['lol'] * width)}]"]
+    for i in range(1, levels):
+        lines.append(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * width)}]")
+    return "\n".join(lines) + "\n"
+
+
+def _error(spec_dir, name: str, text: str) -> SpecError:
+    (spec_dir / name).write_text(text)
+    with pytest.raises(SpecError) as info:
+        load_catalogue(spec_dir)
+    return info.value
+
+
+def test_an_alias_bomb_is_refused_before_it_is_built_naming_the_file(spec_dir):
+    tracemalloc.start()
+    try:
+        err = _error(spec_dir, "bomb.yaml", _bomb())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert err.file.endswith("bomb.yaml") and err.line is not None
+    assert f"expands to more than {yaml_source.MAX_EXPANDED_NODES:,} nodes" in err.message
+    assert peak < 300e6, f"refusing the bomb allocated {peak / 1e6:.0f} MB"
+
+
+def test_more_aliases_than_the_limit_are_refused_at_the_line_of_the_first_one_past_it(spec_dir):
+    count = yaml_source.MAX_ALIASES + 1
+    text = "base: &b 1\nuses:\n" + "".join(f"  - *b\n" for _ in range(count))
+    err = _error(spec_dir, "aliases.yaml", text)
+    assert err.line == 2 + count and f"more than {yaml_source.MAX_ALIASES} YAML aliases" in err.message
+
+
+def test_a_few_aliases_are_still_yaml(spec_dir):
+    (spec_dir / "toy.yaml").write_text((spec_dir / "toy.yaml").read_text().replace(
+        "authors: [A. Author]", "authors: &who [A. Author]").replace("where: [a PDF]", "where: *who"))
+    assert "toy.eq1" in load_catalogue(spec_dir).equations
+
+
+def test_a_spec_file_over_the_size_limit_is_not_read(spec_dir):
+    big = spec_dir / "big.yaml"
+    with big.open("w") as f:
+        f.write("# padding\n" * (yaml_source.MAX_SPEC_BYTES // 10 + 1))
+    err = _error(spec_dir, "big.yaml", big.read_text())
+    assert err.file.endswith("big.yaml") and f"over the limit of {yaml_source.MAX_SPEC_BYTES:,}" in err.message
+
+
+def test_an_unclosed_bracket_is_reported_on_its_own_line(spec_dir):
+    text = (spec_dir / "toy.yaml").read_text().replace("statement: y = 2 x", "statement: [y = 2 x")
+    err = _error(spec_dir, "toy.yaml", text)
+    assert err.line == 1 + text.splitlines().index("    statement: [y = 2 x"), str(err)
+    assert "noticed on line" in err.message
+
+
+def test_a_key_without_its_colon_is_reported_on_its_own_line(spec_dir):
+    text = (spec_dir / "toy.yaml").read_text().replace("    tier: b\n", "    tier b\n", 1)
+    err = _error(spec_dir, "toy.yaml", text)
+    assert err.line == 1 + text.splitlines().index("    tier b"), str(err)
+
+
+def test_the_cli_exits_2_on_the_bomb_naming_the_file(tmp_path):
+    root = tmp_path / "paper"
+    (root / "specs").mkdir(parents=True)
+    (root / "specs" / "bomb.yaml").write_text(_bomb())
+    env = {k: v for k, v in os.environ.items() if k != project.ROOT_ENV}
+    run = subprocess.run([sys.executable, "-m", "fidelity", "list", "equations", "--specs", str(root / "specs")],
+                         capture_output=True, text=True, cwd=root, env=env)
+    assert run.returncode == 2, run.stderr[-2000:]
+    assert "bomb.yaml:1: <document>: the document expands to more than" in run.stderr and "Traceback" not in run.stderr
