@@ -53,6 +53,14 @@ def _project(args) -> project.Project | None:
     return (project.load(args.root) if args.root else project.find()).activate()
 
 
+def _json_error(args, error: dict) -> None:
+    """Under --json, a verb that cannot start still answers on stdout: a script reads why, not nothing."""
+    if getattr(args, "json", False):
+        from fidelity.commands.common import print_json
+
+        print_json({"ok": False, "error": error})
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -60,9 +68,11 @@ def main(argv: list[str] | None = None) -> int:
             args.project = _project(args)
         return args.run(args)
     except SpecError as exc:
+        _json_error(args, {"kind": "spec", **exc.to_json()})
         print(f"fidelity {args.verb}: spec error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except project.ProjectError as exc:  # none found, a bad configuration, or a verb that needed one
+        _json_error(args, {"kind": "project", "message": str(exc)})
         print(f"fidelity {args.verb}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -32,6 +32,10 @@ def run(args) -> int:
             return EXIT_USAGE
     else:
         cat = load_catalogue(args.specs)
+        if args.paper is not None and args.paper not in cat.papers:
+            # a misspelt paper id would otherwise list nothing and exit 0, as if the paper had no items
+            return _usage(args, f"no paper {args.paper!r} in the specs; the papers are: "
+                                f"{', '.join(sorted(cat.papers)) or 'none'}")
         rows = globals()[f"_{args.what}"](cat, args.paper)
     if args.json:
         print_json(rows)
@@ -43,6 +47,13 @@ def run(args) -> int:
         print(textable.render(headers, [[_cell(r[h]) for h in headers] for r in rows]))
         print(f"\n{len(rows)} {args.what}")
     return EXIT_OK
+
+
+def _usage(args, message: str) -> int:
+    if args.json:
+        print_json({"ok": False, "error": {"kind": "usage", "message": message}})
+    print(f"fidelity list: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def _cell(value) -> str:

@@ -162,12 +162,34 @@ def run(args) -> int:
     try:
         results = _run_groups(groups, args, say)
     except PerturbError as exc:
-        return _usage(str(exc))
+        # a patch that cannot be applied is the spec's to fix: say where the perturbation is written
+        where = {p["id"]: p["file"] for p in perturbations}.get(getattr(exc, "perturbation_id", None))
+        return _usage(f"{where}: {exc}" if where else str(exc))
     if args.json:
         print_json(results[0].to_json() if len(results) == 1 else _merged_json(results))
     else:
         print("\n\n".join(r.table() for r in results))
+        print(verdict_line(results))
     return EXIT_OK if all(r.ok for r in results) else EXIT_RED
+
+
+def verdict_line(results) -> str:
+    """The run in one line, after the tables: a long run's verdict is not left to be read off its rows."""
+    perts = [p for r in results for p in r.perturbations]
+    ok = all(r.ok for r in results)
+    errors = [f"{r.error_kind}: {r.error}" for r in results if r.error]
+    if results[0].observe:
+        text = f"perturb --observe: {'ok' if ok else 'NOT TRUSTED'}  {len(perts)} perturbations observed"
+    else:
+        ran = [p for p in perts if p.status == "ran"]
+        caught = sum(1 for p in ran if p.red_by_assertion and not p.misses)
+        counts = [f"{caught} caught by every listed gate",
+                  f"{sum(1 for p in perts if p.status == 'current')} current (evidence kept, not re-run)",
+                  f"{sum(1 for p in perts if p.survivor)} survived",
+                  f"{sum(1 for p in perts if p.misses)} missed a listed gate",
+                  f"{sum(1 for p in perts if p.status == 'not_run')} not run"]
+        text = f"perturb: {'GREEN' if ok else 'RED'}  {len(perts)} perturbations: {', '.join(counts)}"
+    return text + (f"; {'; '.join(errors)}" if errors else "")
 
 
 def _by_subject(perturbations: list[dict]) -> list[tuple[str | None, list[dict]]]:

@@ -127,8 +127,31 @@ def test_perturb_file_with_a_pattern_matching_nothing(tmp_path, capsys):
 
     code, _, err = run_cli(capsys, "perturb", "--file", str(_user_catalogue(tmp_path, "no such text anywhere")))
     assert code == 2 and "my-defect" in err and "sinkhorn.py" in err and "no such text anywhere" in err
+    assert "mine.yaml:2: perturbation my-defect" in err  # where the perturbation is written, to fix it there
     # the error stopped the run's other groups, and only that run: later runs in this process may start children
     assert not launch._stopped.is_set()
+
+
+def test_perturb_ends_with_one_verdict_line(tmp_path, capsys):
+    code, out, _ = run_cli(capsys, "perturb", "P1", "--evidence", str(tmp_path))  # the project's evidence untouched
+    assert code == 0
+    assert out.rstrip().splitlines()[-1] == ("perturb: GREEN  1 perturbations: 1 caught by every listed gate, "
+                                             "0 current (evidence kept, not re-run), 0 survived, "
+                                             "0 missed a listed gate, 0 not run")
+
+
+def test_list_an_unknown_paper_is_exit_2_naming_the_papers(capsys):
+    code, out, err = run_cli(capsys, "list", "claims", "--paper", "nope", "--json")
+    assert code == 2 and json.loads(out) == {"ok": False, "error": {
+        "kind": "usage", "message": "no paper 'nope' in the specs; the papers are: attnres, hc, mhc, rmsnorm"}}
+    assert "no paper 'nope'" in err
+
+
+def test_list_json_on_a_spec_error_answers_on_stdout(tmp_path, capsys):
+    (tmp_path / "broken.yaml").write_text("schema_version: 1\npaper: [\n")
+    code, out, _ = run_cli(capsys, "list", "--specs", str(tmp_path), "--json")
+    error = json.loads(out)["error"]
+    assert code == 2 and error["kind"] == "spec" and error["file"].endswith("broken.yaml") and error["line"] == 2
 
 
 def test_perturb_file_with_a_pattern_matching_several_places(tmp_path, capsys):
