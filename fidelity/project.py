@@ -16,6 +16,7 @@ behave alike.
     subjects = ["my_pkg.subject:SUBJECT"]            # implementations every gate run holds to the gates
     mechanisms = ["my_pkg.mechanisms:MECHANISM"]     # mechanisms beyond fidelity's built-in ones
     fixture_builders = ["my_pkg.oracle"]             # modules registering this project's fixtures
+    report_subjects = ["pot"]                        # third-party subjects `fidelity report` adds to the ledger
 
 Child processes (the gate run, perturbation children) learn the project from the
 environment variable FIDELITY_ROOT, which `activate()` sets.
@@ -37,7 +38,7 @@ CONFIG_FILE = "fidelity.toml"
 PYPROJECT = "pyproject.toml"
 
 _PATHS = {"specs": "specs", "fixtures": "fixtures", "gates": "tests/gates", "reports": "reports"}
-_LISTS = ("subjects", "mechanisms", "fixture_builders")
+_LISTS = ("subjects", "mechanisms", "fixture_builders", "report_subjects")
 
 
 class ProjectError(Exception):
@@ -59,6 +60,7 @@ class Project:
     subjects: tuple[str, ...] = ()
     mechanisms: tuple[str, ...] = ()
     fixture_builders: tuple[str, ...] = ()
+    report_subjects: tuple[str, ...] = ()  # the ledger's inputs: plain `fidelity report` reproduces it
 
     @property
     def evidence(self) -> Path:

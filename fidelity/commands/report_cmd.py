@@ -24,8 +24,11 @@ The subject matrix needs a gate run: by default the gate suite runs once (progre
 on stderr); --gates-from reports/gate-run.json reuses a recorded run (the same
 bytes on any machine); --no-gates leaves the matrix out ('not run: --no-gates').
 
---subject NAME (repeatable: pot, hyper-connections, hyper-connections-log, attn-res,
-an installed entry point of the group fidelity.subjects, or module:object) also
+The third-party subjects the ledger renders are part of the project: `report_subjects`
+in [tool.fidelity] (or fidelity.toml) names them, so a plain `fidelity report`
+reproduces the committed ledger. --subject NAME (repeatable: pot, hyper-connections,
+hyper-connections-log, attn-res, an installed entry point of the group
+fidelity.subjects, or module:object) replaces that list for one run; it also
 runs the gate suite once per named package, on it alone (as `fidelity check
 --subject` does), records those runs in gate-run.json beside ours, and adds to the
 ledger a column per package in the subject matrices (passed / finding / not run,
@@ -55,7 +58,8 @@ def add_parser(sub) -> None:
     p.add_argument("--subject", action="append", default=[], metavar="NAME|module:object",
                    help="also run the gate suite on this third-party subject alone (repeatable; e.g. --subject pot "
                         "--subject hyper-connections --subject attn-res) and show its conformance per equation in "
-                        "the subject matrix, and its findings in their own section; findings change no exit code")
+                        "the subject matrix, and its findings in their own section; findings change no exit code. "
+                        "Default: the project's report_subjects (pyproject.toml [tool.fidelity])")
     p.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 if reports/LEDGER.md (or a present ledger.json / "
                         "mutation-report.json) differs from what would be generated")
@@ -108,7 +112,8 @@ def run(args) -> int:
 
     start = time.perf_counter()
     subjects: list[str] = []
-    if args.subject:
+    named = args.subject or ([] if args.gates_from or args.no_gates else list(args.project.report_subjects))
+    if named:
         if args.gates_from or args.no_gates:
             why = ("a recorded run is rendered as recorded, with the third-party runs it holds; record one with "
                    "`fidelity report --subject NAME ...`" if args.gates_from else
@@ -117,9 +122,10 @@ def run(args) -> int:
                   f"with {'--gates-from' if args.gates_from else '--no-gates'} ({why})", file=sys.stderr)
             return EXIT_USAGE
         try:
-            subjects = _third_party_references(args.subject)
+            subjects = _third_party_references(named)
         except SubjectLoadError as exc:
-            print(f"fidelity report: error: --subject: {exc}", file=sys.stderr)
+            origin = "--subject" if args.subject else f"report_subjects in {args.project.config_file.name}"
+            print(f"fidelity report: error: {origin}: {exc}", file=sys.stderr)
             return EXIT_USAGE
     cat = load_catalogue(args.specs)
     fixtures = args.fixtures or args.project.fixtures

@@ -40,6 +40,7 @@ def test_fidelity_toml_takes_its_keys_at_top_level_and_wins_over_pyproject(tmp_p
     ('[tool.fidelity]\nspec = "x"\n', "unknown key 'spec'"),
     ('[tool.fidelity]\nsubjects = "a.b:C"\n', "subjects must be a list of strings"),
     ('[tool.fidelity]\nspecs = 3\n', "specs must be a path"),
+    ('[tool.fidelity]\nreport_subjects = ["pot", 3]\n', "report_subjects must be a list of strings"),
     ('[tool.fidelity\n', "not valid TOML"),
 ])
 def test_a_bad_configuration_names_the_file_and_the_key(tmp_path, text, says):
@@ -47,6 +48,17 @@ def test_a_bad_configuration_names_the_file_and_the_key(tmp_path, text, says):
     with pytest.raises(project.ProjectError) as err:
         project.find(tmp_path)
     assert says in str(err.value) and "pyproject.toml" in str(err.value)
+
+
+def test_report_reads_the_ledgers_third_party_subjects_from_the_configuration(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.fidelity]\nreport_subjects = ["no-such-package"]\n')
+    (tmp_path / "specs").mkdir()
+    assert project.find(tmp_path).report_subjects == ("no-such-package",)
+    run = fidelity("report", cwd=tmp_path)  # the name is resolved before anything runs
+    assert run.returncode == 2, run.stderr
+    assert "report_subjects in pyproject.toml: no subject named 'no-such-package'" in run.stderr
+    no_gates = fidelity("report", "--no-gates", "--check", cwd=tmp_path)  # no gate run: no subject is run either
+    assert "no subject named" not in no_gates.stderr and "no *.yaml spec files" in no_gates.stderr
 
 
 def test_check_from_an_unrelated_directory_says_so_in_one_line(tmp_path):
@@ -74,4 +86,5 @@ def test_this_repository_is_a_project_of_its_own_configuration():
     here = project.find(REPO / "fidelity" / "spec")
     assert here.root == REPO
     assert here.subjects == ("fidelity.subjects.torch_reference:SUBJECT", "fidelity.subjects.triton_kernels:SUBJECT")
+    assert here.report_subjects == ("attn-res", "hyper-connections", "hyper-connections-log", "pot")
     assert (here.specs, here.fixtures, here.gates) == (REPO / "specs", REPO / "fixtures", REPO / "tests" / "gates")
