@@ -42,7 +42,11 @@ def gate_acceptance(cat, reports_dir: Path | None = None, root: Path | None = No
 def run(cat, args, say, gate_rows: list[dict] | None = None) -> dict:
     acceptance, caught = gate_acceptance(cat)
     gate_rows = gate_rows or []
-    problems = []
+    here = project.current()
+    # a record that cannot be read is named, never skipped: another record may accept its gate,
+    # but nobody can say what the bad one held
+    problems = [f"evidence record {here.relative(f)} is not valid ({why}): {todo}"
+                for f, why, todo in evidence.scan(here.evidence)[1]]
     for row in gate_rows:
         acc = acceptance.get(row["gate"], {"accepted": False, "by": [], "stale": []})
         row["accepted"] = acc["accepted"]

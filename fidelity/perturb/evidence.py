@@ -133,21 +133,69 @@ def write_record(root: str | os.PathLike, record: dict) -> Path:
 
 
 def load_all(root: str | os.PathLike) -> list[dict]:
-    """Every evidence record under the evidence root `root`, sorted by (perturbation, gate).
-    Files that are not valid records are skipped."""
+    """Every valid evidence record under the evidence root `root`, sorted by (perturbation, gate).
+    What is not a valid record is left out here: `scan` says which files and why."""
+    return scan(root)[0]
+
+
+RECREATE = "run `fidelity perturb --stale` to re-create it"
+
+
+def scan(root: str | os.PathLike) -> tuple[list[dict], list[tuple[Path, str, str]]]:
+    """(the valid records under `root` sorted by (perturbation, gate), [(file, why, what to do) for
+    every file that is not one]): unreadable, truncated or not JSON, another schema, a field missing
+    or of the wrong type, or a record lying where another perturbation's or gate's would (moved or
+    copied). A bad file is never skipped in silence: check names it; `perturb --stale` re-creates a
+    record in its own place (its gate has no valid record, so the perturbation runs again), and a
+    copy lying elsewhere is to be deleted."""
     root = Path(root)
-    out = []
+    records: list[dict] = []
+    bad: list[tuple[Path, str]] = []
     if not root.is_dir():
-        return out
+        return records, bad
     for f in sorted(root.glob("*/*.json")):
         try:
             rec = json.loads(f.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, UnicodeDecodeError) as exc:
+            bad.append((f, f"unreadable: {exc}", RECREATE))
             continue
-        if isinstance(rec, dict) and rec.get("schema") == SCHEMA:
-            out.append(rec)
-    out.sort(key=lambda r: (r["perturbation"], r["gate"]))
-    return out
+        except ValueError as exc:
+            bad.append((f, f"not JSON (truncated?): {exc}", RECREATE))
+            continue
+        why = _invalid(rec, f, root)
+        if why is None:
+            records.append(rec)
+        else:
+            bad.append((f, *why))
+    records.sort(key=lambda r: (r["perturbation"], r["gate"]))
+    return records, bad
+
+
+# field -> the types a valid record gives it
+_FIELDS = {"perturbation": (str,), "gate": (str,), "gate_file": (str,), "target": (str,), "outcome": (str,),
+           "hashes": (dict,), "green_after": (bool, type(None)), "edits_sha256": (str,)}
+
+
+def _invalid(rec: object, file: Path, root: Path) -> tuple[str, str] | None:
+    """(why `rec`, read from `file`, is not a valid record under `root`, what to do), or None."""
+    from fidelity.perturb.outcomes import OUTCOMES
+
+    if not isinstance(rec, dict):
+        return f"not a record (a JSON {type(rec).__name__}, not an object)", RECREATE
+    if rec.get("schema") != SCHEMA:
+        return f"schema {rec.get('schema')!r}, not {SCHEMA!r}", RECREATE
+    for key, types in _FIELDS.items():
+        if key not in rec:
+            return f"no {key!r} field", RECREATE
+        if not isinstance(rec[key], types):
+            return f"{key!r} is a {type(rec[key]).__name__}", RECREATE
+    if rec["outcome"] not in OUTCOMES:
+        return f"outcome {rec['outcome']!r} is none of {', '.join(OUTCOMES)}", RECREATE
+    own = record_path(root, rec["perturbation"], rec["gate"])
+    if file != own:
+        return (f"it records {rec['perturbation']} x {rec['gate']}, whose record lies at "
+                f"{own.relative_to(root).as_posix()} (moved or copied)", "delete this copy")
+    return None
 
 
 def staleness(record: dict, repo_root: str | os.PathLike, perturbation: dict | None = None) -> list[str]:

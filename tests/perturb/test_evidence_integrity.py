@@ -1,0 +1,90 @@
+"""A record that cannot be read is named, never skipped: `check` goes RED naming the file and why, and
+`perturb --stale` re-creates it. Issue 15: a truncated record was ignored by the loader, so check
+stayed GREEN when another record accepted the gate and said "never seen red" otherwise, naming no file.
+The project is the one `fidelity init` writes, its perturbations run once."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from fidelity import project
+from fidelity.perturb import evidence
+
+
+def fidelity(*argv, cwd):
+    env = {k: v for k, v in os.environ.items() if k != project.ROOT_ENV}
+    return subprocess.run([sys.executable, "-m", "fidelity", *argv], capture_output=True, text=True, cwd=cwd, env=env)
+
+
+@pytest.fixture(scope="module")
+def accepted(tmp_path_factory):
+    scratch = tmp_path_factory.mktemp("scratch")
+    assert fidelity("init", "mypaper", cwd=scratch).returncode == 0
+    root = scratch / "mypaper"
+    assert fidelity("perturb", "--all", cwd=root).returncode == 0
+    return root
+
+
+def _copy(root, tmp_path, name):
+    dest = tmp_path / name
+    shutil.copytree(root, dest)
+    return dest
+
+
+def _evidence_problems(root):
+    report = json.loads(fidelity("check", "--json", cwd=root).stdout)
+    stage = next(s for s in report["stages"] if s["stage"] == "evidence")
+    return report, [p for p in stage["problems"] if p.startswith("evidence record ")]
+
+
+def test_a_truncated_record_turns_check_red_naming_it_and_perturb_stale_re_creates_it(accepted, tmp_path):
+    root = _copy(accepted, tmp_path, "truncated")
+    victim = sorted((root / "reports" / "evidence").glob("*/*.json"))[0]
+    victim.write_text(victim.read_text()[:200])
+    report, problems = _evidence_problems(root)
+    name = victim.relative_to(root).as_posix()
+    assert not report["ok"] and len(problems) == 1, problems
+    assert problems[0].startswith(f"evidence record {name} is not valid (not JSON (truncated?)")
+    assert problems[0].endswith("run `fidelity perturb --stale` to re-create it")
+    assert "check: RED" in fidelity("check", cwd=root).stdout
+    assert fidelity("perturb", "--stale", cwd=root).returncode == 0
+    assert json.loads(victim.read_text())["schema"] == evidence.SCHEMA
+    report, problems = _evidence_problems(root)
+    assert report["ok"] and not problems
+
+
+def test_a_record_copied_under_another_perturbation_is_named_as_a_copy(accepted, tmp_path):
+    root = _copy(accepted, tmp_path, "copied")
+    folders = sorted(d for d in (root / "reports" / "evidence").iterdir() if d.is_dir())
+    original = sorted(folders[0].glob("*.json"))[0]
+    copy = folders[1] / ("copy-" + original.name)
+    shutil.copy(original, copy)
+    _, problems = _evidence_problems(root)
+    assert problems == [f"evidence record {copy.relative_to(root).as_posix()} is not valid (it records "
+                        f"{folders[0].name} x {json.loads(original.read_text())['gate']}, whose record lies at "
+                        f"{original.relative_to(root / 'reports' / 'evidence').as_posix()} (moved or copied)): "
+                        f"delete this copy"]
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda r: [r], "not a record (a JSON list, not an object)"),
+    (lambda r: {**r, "schema": "fidelity.perturb.evidence/0"}, "schema 'fidelity.perturb.evidence/0'"),
+    (lambda r: {k: v for k, v in r.items() if k != "hashes"}, "no 'hashes' field"),
+    (lambda r: {**r, "green_after": "yes"}, "'green_after' is a str"),
+    (lambda r: {**r, "outcome": "caught"}, "outcome 'caught' is none of"),
+])
+def test_each_kind_of_invalid_record_is_reported_with_its_reason(tmp_path, edit, says):
+    root = tmp_path / "evidence"
+    good = {"schema": evidence.SCHEMA, "perturbation": "P1", "gate": "tests/g.py::test_x", "gate_file": "tests/g.py",
+            "target": "m", "outcome": "red_by_assertion", "hashes": {}, "green_after": True, "edits_sha256": "0"}
+    path = evidence.record_path(root, "P1", "tests/g.py::test_x")
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(good))
+    assert evidence.scan(root) == ([good], [])
+    path.write_text(json.dumps(edit(good)))
+    records, bad = evidence.scan(root)
+    assert records == [] and [(f, why.startswith(says), todo) for f, why, todo in bad] == \
+        [(path, True, evidence.RECREATE)]
