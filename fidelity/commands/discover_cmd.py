@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 from fidelity.commands.common import EXIT_OK, EXIT_RED, EXIT_USAGE, add_json_option, print_json
@@ -88,7 +89,8 @@ def run(args) -> int:
     unknown = sorted(set(args.operator) - set(ops.OPERATORS))
     if unknown:
         return _usage(f"unknown operator(s) {', '.join(unknown)}; known: {', '.join(ops.OPERATORS)}")
-    from fidelity.discover.run import discover
+    from fidelity import writer_lock
+    from fidelity.discover import records
     from fidelity.perturb import PerturbError
     from fidelity.perturb.errors import TargetNotFound
     from fidelity.subjects.registry import SubjectLoadError
@@ -101,24 +103,15 @@ def run(args) -> int:
         return _usage("no module to mutate: give --module M, or a subject that names its modules")
     here = args.project
     say = (lambda e: None) if args.json else (lambda e: print(e.get("message", ""), file=sys.stderr, flush=True))
-    from fidelity.discover import records
-
     complete = args.budget is None and not args.operator and not args.no_record
     tests = [here.relative(here.gates)]
-    results, written = [], []
-    for module in modules:
-        say({"message": f"== {module}"})
-        hashes = records.current_hashes(module, here.root, tests, environment)  # of what this run sees
-        try:
-            result = discover(module, root=here.root, test_paths=tuple(tests),
-                              fixtures_dir=here.fixtures, operators=args.operator or None, budget=args.budget,
-                              jobs=args.jobs, progress=say, environment=environment)
-        except (TargetNotFound, PerturbError) as exc:
-            return _usage(str(exc))
-        results.append(result)
-        if complete and result.run_ok:
-            written.append(str(records.write(here.reports, records.build(
-                result, target_file=result.target_file, subject=subject_name, hashes=hashes))))
+    lock = (writer_lock.writing(records.discovery_root(here.reports), "discover") if complete
+            else contextlib.nullcontext())  # a partial run writes no record: nothing to keep apart
+    try:
+        with lock:
+            results, written = _discover_each(modules, args, tests, environment, subject_name, complete, say)
+    except (TargetNotFound, PerturbError, writer_lock.FolderBusy) as exc:
+        return _usage(str(exc))
     if not complete:
         say({"message": "no discovery record written (--no-record, or a partial run: --budget or --operator)"})
     if args.json:
@@ -132,6 +125,26 @@ def run(args) -> int:
             print(f"recorded: {path}")
     blind = sum(1 for r in results for m in r.mutants if m.outcome == "blind_spot")
     return EXIT_OK if all(r.run_ok for r in results) and not blind else EXIT_RED
+
+
+def _discover_each(modules, args, tests, environment, subject_name, complete, say) -> tuple[list, list[str]]:
+    """Each module in turn; a complete run's record is written as soon as its module is done."""
+    from fidelity.discover import records
+    from fidelity.discover.run import discover
+
+    here = args.project
+    results, written = [], []
+    for module in modules:
+        say({"message": f"== {module}"})
+        hashes = records.current_hashes(module, here.root, tests, environment)  # of what this run sees
+        result = discover(module, root=here.root, test_paths=tuple(tests), fixtures_dir=here.fixtures,
+                          operators=args.operator or None, budget=args.budget, jobs=args.jobs, progress=say,
+                          environment=environment)
+        results.append(result)
+        if complete and result.run_ok:
+            written.append(str(records.write(here.reports, records.build(
+                result, target_file=result.target_file, subject=subject_name, hashes=hashes))))
+    return results, written
 
 
 def _table(result) -> str:

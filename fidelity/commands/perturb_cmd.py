@@ -1,6 +1,7 @@
 """`fidelity perturb P1..P5 | --all | --stale | --file FILE`: see each gate go red, then green again."""
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from pathlib import Path
@@ -159,8 +160,13 @@ def run(args) -> int:
         groups = [(subject, group, _subject_environment(subject)) for subject, group in _by_subject(perturbations)]
     except SubjectLoadError as exc:
         return _usage(str(exc))
+    from fidelity import writer_lock
+
     try:
-        results = _run_groups(groups, args, say)
+        with contextlib.nullcontext() if args.observe else writer_lock.writing(evidence_folder(args), "perturb"):
+            results = _run_groups(groups, args, say)
+    except writer_lock.FolderBusy as exc:
+        return _usage(str(exc))
     except PerturbError as exc:
         # a patch that cannot be applied is the spec's to fix: say where the perturbation is written
         where = {p["id"]: p["file"] for p in perturbations}.get(getattr(exc, "perturbation_id", None))

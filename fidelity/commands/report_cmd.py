@@ -158,7 +158,14 @@ def run(args) -> int:
             if not problems:
                 print(f"report: {outputs.LEDGER_MD} is up to date ({elapsed:.2f} s)")
         return EXIT_RED if problems else EXIT_OK
-    written = outputs.write(files, out_dir, gate_run)
+    from fidelity import writer_lock
+
+    try:
+        with writer_lock.writing(out_dir, "report"):  # two reports' files must not interleave
+            written = outputs.write(files, out_dir, gate_run)
+    except writer_lock.FolderBusy as exc:
+        print(f"fidelity report: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if args.json:
         print_json({"ok": True, "seconds": round(time.perf_counter() - start, 3),
                     "written": [{"file": str(p), "bytes": p.stat().st_size} for p in written]})
