@@ -149,6 +149,8 @@ def run_child(job: dict, *, workdir: str | os.PathLike, label: str, cwd: str, en
     else:
         returncode, timed_out = _run_cold(job_path, log_path, cwd, env, timeout_s)
     wall = time.perf_counter() - t0
+    if _stopped.is_set():  # killed by stop_all (or ended while it ran): what it left is no outcome
+        raise Stopped("the run was interrupted")
     tail = log_path.read_bytes()[-OUTPUT_TAIL:].decode("utf-8", "replace")
     return read_child(label, results, returncode=returncode, timed_out=timed_out, wall_s=wall,
                       output_tail=tail, start="warm" if zygote is not None else "cold")
