@@ -24,7 +24,7 @@ def gate_acceptance(cat, reports_dir: Path | None = None, root: Path | None = No
     gates: dict[str, dict] = {}
     caught: dict[str, list[str]] = {pid: [] for pid in perturbations}
     for rec in evidence.load_all(evidence.evidence_root(reports_dir)):
-        row = gates.setdefault(rec["gate"], {"accepted": False, "by": [], "stale": []})
+        row = gates.setdefault(rec["gate"], {"accepted": False, "by": [], "stale": [], "not_red": []})
         spec = perturbations.get(rec["perturbation"])
         reasons = ["perturbation no longer in the specs"] if spec is None else \
             evidence.staleness(rec, root, perturbation={**spec})
@@ -36,7 +36,22 @@ def gate_acceptance(cat, reports_dir: Path | None = None, root: Path | None = No
             row["accepted"] = True
             row["by"].append(entry)
             caught[rec["perturbation"]].append(rec["gate"])
+        else:
+            row["not_red"].append(entry)  # current, but not red by its own assertion with green after
     return gates, caught
+
+
+def why_not_accepted(acc: dict) -> str:
+    """Why a gate is not accepted, in the words the text output shows (--json has every record)."""
+    if acc["stale"]:
+        shown = "; ".join(f"{e['perturbation']}: {', '.join(e['reasons'])}" for e in acc["stale"][:3])
+        more = f"; and {len(acc['stale']) - 3} more" if len(acc["stale"]) > 3 else ""
+        return f"only stale evidence: {shown}{more}"
+    if acc.get("not_red"):
+        shown = ", ".join(f"{e['perturbation']}: {e['outcome'].replace('_', ' ')}"
+                          + ("" if e["green_after"] is not False else ", not green after") for e in acc["not_red"][:3])
+        return f"never red by its own assertion with green after in its current evidence ({shown})"
+    return "never seen red: no perturbation has run that lists or covers it"
 
 
 def run(cat, args, say, gate_rows: list[dict] | None = None) -> dict:
@@ -48,13 +63,12 @@ def run(cat, args, say, gate_rows: list[dict] | None = None) -> dict:
     problems = [f"evidence record {here.relative(f)} is not valid ({why}): {todo}"
                 for f, why, todo in evidence.scan(here.evidence)[1]]
     for row in gate_rows:
-        acc = acceptance.get(row["gate"], {"accepted": False, "by": [], "stale": []})
+        acc = acceptance.get(row["gate"], {"accepted": False, "by": [], "stale": [], "not_red": []})
         row["accepted"] = acc["accepted"]
         row["accepted_by"] = sorted({e["perturbation"] for e in acc["by"]})
         row["stale_evidence"] = acc["stale"]
         if not acc["accepted"]:
-            why = "only stale evidence" if acc["stale"] else "never seen red"
-            problems.append(f"gate {row['gate']} is not accepted ({why}): run `fidelity perturb --stale`")
+            problems.append(f"gate {row['gate']} is not accepted ({why_not_accepted(acc)}): run `fidelity perturb --stale`")
     covered: dict[str, list[str]] = {}
     for row in gate_rows:
         if row.get("accepted"):

@@ -6,7 +6,7 @@ import json
 
 from ledger_toy import G_DOUBLE, G_HALF, G_INC, gate_run_record
 
-from fidelity.check.evidence_stage import gate_acceptance
+from fidelity.check.evidence_stage import why_not_accepted, gate_acceptance
 from fidelity.report import model
 
 
@@ -58,6 +58,20 @@ def test_acceptance_agrees_with_the_check_stage(toy):
         assert ledger["perturbations"][pid]["caught_by"] == sorted(gates)
     eq1 = next(e for e in rows_of(ledger)["equations"] if e["id"] == "toy.eq1")
     assert eq1["accepted"] and eq1["accepted_by"] == ["P1"] and eq1["code"] == ["toyledger_subj.arith:double"]
+
+
+def test_the_check_says_in_words_why_a_gate_is_not_accepted(toy):
+    toy.standard_evidence()
+    gates, _ = gate_acceptance(toy.catalogue(), toy.reports, toy.root)
+    assert not gates[G_INC]["accepted"]
+    assert why_not_accepted(gates[G_INC]) == ("never red by its own assertion with green after in its current evidence "
+                                      "(P2: survived, P5: red other)")
+    module = toy.root / "toyledger_subj" / "arith.py"
+    module.write_text(module.read_text() + "\n# an edit: every record of the module goes stale\n")
+    gates, _ = gate_acceptance(toy.catalogue(), toy.reports, toy.root)
+    assert why_not_accepted(gates[G_INC]) == ("only stale evidence: P2: target source toyledger_subj.arith changed; "
+                                      "P5: target source toyledger_subj.arith changed")
+    assert why_not_accepted({"accepted": False, "by": [], "stale": [], "not_red": []}).startswith("never seen red")
 
 
 def test_perturbation_statuses_and_blind_spots_keep_their_diffs(toy):
