@@ -68,7 +68,8 @@ def run(cat, args, say, gate_rows: list[dict] | None = None) -> dict:
         row["accepted_by"] = sorted({e["perturbation"] for e in acc["by"]})
         row["stale_evidence"] = acc["stale"]
         if not acc["accepted"]:
-            problems.append(f"gate {row['gate']} is not accepted ({why_not_accepted(acc)}): run `fidelity perturb --stale`")
+            problems.append(f"gate {row['gate']} is not accepted ({why_not_accepted(acc)}): "
+                            f"run `fidelity perturb --stale`")
     covered: dict[str, list[str]] = {}
     for row in gate_rows:
         if row.get("accepted"):
