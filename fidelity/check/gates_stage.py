@@ -18,22 +18,71 @@ from fidelity import project
 
 
 def run_gate_suite(here: project.Project | None = None, extra_args: tuple[str, ...] = (),
-                   env: dict | None = None) -> dict:
-    """The gate suite of `here` (default: the current project) in a child pytest, run from its root."""
+                   env: dict | None = None, progress=None) -> dict:
+    """The gate suite of `here` (default: the current project) in a child pytest, run from its root;
+    `progress(done, total)` is called about once a second while it runs (total None until collected)."""
     here = here or project.current()
     with tempfile.TemporaryDirectory(prefix="fidelity-check-") as tmp:
         results = Path(tmp) / "results.json"
         cmd = [sys.executable, "-m", "pytest", here.relative(here.gates), "-q", "-p", "no:cacheprovider",
                "-p", "fidelity.perturb.pytest_plugin", "--fidelity-results", str(results), *extra_args]
-        proc = subprocess.run(cmd, cwd=here.root, capture_output=True, text=True,
-                              env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", project.ROOT_ENV: str(here.root),
-                                   **(env or {})})
+        with open(Path(tmp) / "out.log", "w+") as out, open(Path(tmp) / "err.log", "w+") as err:
+            proc = subprocess.Popen(cmd, cwd=here.root, stdout=out, stderr=err, text=True,
+                                    env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1",
+                                         project.ROOT_ENV: str(here.root), **(env or {})})
+            while True:
+                try:
+                    proc.wait(timeout=1.0)
+                    break
+                except subprocess.TimeoutExpired:
+                    if progress is not None:
+                        progress(*_counted(Path(str(results) + ".partial")))
+            out.seek(0), err.seek(0)
+            stdout, stderr = out.read(), err.read()
         if not results.exists():
-            raise RuntimeError(f"the gate suite did not report (exit {proc.returncode}):\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+            raise RuntimeError(f"the gate suite did not report (exit {proc.returncode}):\n{stdout[-2000:]}{stderr[-2000:]}")
         data = json.loads(results.read_text())
     data["returncode"] = proc.returncode
-    data["output_tail"] = proc.stdout[-3000:]
+    data["output_tail"] = stdout[-3000:]
     return data
+
+
+def _counted(partial: Path) -> tuple[int, int | None]:
+    """(instances finished, instances collected or None) from the plugin's .partial lines so far."""
+    done, total = 0, None
+    try:
+        lines = partial.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return done, total
+    for line in lines:
+        if '"event": "item"' in line:
+            done += 1
+        elif '"event": "collected"' in line:
+            try:
+                total = int(json.loads(line)["count"])
+            except (ValueError, KeyError, TypeError):
+                pass
+    return done, total
+
+
+def progress_line(prefix: str, stream=None, every_s: float = 10.0):
+    """A progress(done, total) callback: on a terminal, one line rewritten in place; elsewhere (a CI
+    log, a pipe) a plain line every `every_s` seconds, so a log is not flooded."""
+    stream = stream or sys.stderr
+    tty = stream.isatty()
+    last = [float("-inf")]
+
+    def show(done: int, total: int | None) -> None:
+        import time
+
+        text = f"{prefix}{done}/{total} instances" if total else f"{prefix}collecting ..."
+        if tty:
+            stream.write("\r" + text + "\x1b[K")
+            stream.flush()
+        elif time.monotonic() - last[0] >= every_s:
+            last[0] = time.monotonic()
+            print(text, file=stream, flush=True)
+    return show
 
 
 NOT_A_REFUSAL = ("a bare NotImplementedError is not a refusal: to report a case as not run, raise "
@@ -98,7 +147,7 @@ def summarise(items: list[dict]) -> list[dict]:
 
 def run(cat, args, say) -> dict:
     say("gates     running the gate suite ...")
-    data = run_gate_suite()
+    data = run_gate_suite(progress=None if getattr(args, "json", False) else progress_line("gates     "))
     rows = summarise(data["items"])
     problems = [f"collection error: {e}" for e in data.get("collect_errors", [])]
     if data["returncode"] not in (0, 1):

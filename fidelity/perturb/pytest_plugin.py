@@ -272,6 +272,9 @@ class Recorder:
             pytest.skip(ANOTHER_RED)
 
     def pytest_collection_finish(self, session):
+        if self.mode == "run":  # how many will run: a watcher of the .partial file can show done / total
+            self._write_partial({"event": "collected", "count": len(session.items)})
+            return
         if self.mode != "collect":
             return
         for item in session.items:

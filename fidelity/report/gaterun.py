@@ -101,7 +101,8 @@ def run(repo_root: Path, fixtures_dir: Path, say=lambda msg: None) -> dict:
     from fidelity.perturb import evidence
 
     say("report: running the gate suite for the subject matrix (skip with --no-gates) ...")
-    data = gates_stage.run_gate_suite(project.load(repo_root), extra_args=("--fidelity-fixtures", str(fixtures_dir)))
+    data = gates_stage.run_gate_suite(project.load(repo_root), extra_args=("--fidelity-fixtures", str(fixtures_dir)),
+                                      progress=gates_stage.progress_line("report: "))
     rows = gates_stage.summarise(data["items"])
     by_gate: dict[str, list[dict]] = {}
     for it in data["items"]:
@@ -162,7 +163,8 @@ def run_third_party(repo_root: Path, fixtures_dir: Path, references: list[str], 
             + (f"; it is not available here: {reason}" if reason else "") + " ...")
         try:
             data = gates_stage.run_gate_suite(here, extra_args=("--fidelity-fixtures", str(fixtures_dir)),
-                                              env={registry.EXTRA_ENV: ref, registry.ONLY_ENV: subject.name})
+                                              env={registry.EXTRA_ENV: ref, registry.ONLY_ENV: subject.name},
+                                              progress=gates_stage.progress_line(f"report: {subject.name}: "))
         except RuntimeError as exc:  # the child pytest wrote no results at all
             raise ThirdPartyRunError(f"the gate run on {subject.name} did not complete: {exc}") from None
         if data["returncode"] not in (0, 1):

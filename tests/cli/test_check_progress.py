@@ -1,0 +1,49 @@
+"""The gate stage of `check` shows done / total while the suite runs: one line rewritten on a terminal,
+a plain line every few seconds in a log. Issue 15: it ran for 15 s or more with no sign of progress."""
+import io
+import os
+import subprocess
+import sys
+
+from fidelity import project
+from fidelity.check import gates_stage
+
+SLOW_GATE = '''import time
+
+import pytest
+
+
+@pytest.mark.gate(equations=["mypaper.eq1"], mechanism="tempered_softmax")
+@pytest.mark.parametrize("k", range(3))
+def test_slow(k):
+    time.sleep(1.2)
+'''
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_a_terminal_gets_one_line_rewritten_and_a_log_a_line_every_few_seconds():
+    tty, log = Terminal(), io.StringIO()
+    on_tty, in_log = gates_stage.progress_line("gates     ", tty), gates_stage.progress_line("gates     ", log)
+    for done in (0, 5, 9):
+        on_tty(done, 10)
+        in_log(done, 10)
+    assert tty.getvalue() == "".join(f"\rgates     {d}/10 instances\x1b[K" for d in (0, 5, 9))
+    assert log.getvalue() == "gates     0/10 instances\n"  # the next ones came within 10 s
+
+
+def test_the_gate_suite_reports_instances_done_out_of_those_collected(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != project.ROOT_ENV}
+    assert subprocess.run([sys.executable, "-m", "fidelity", "init", "mypaper"], cwd=tmp_path, env=env,
+                          capture_output=True).returncode == 0
+    root = tmp_path / "mypaper"
+    (root / "tests" / "gates" / "test_slow.py").write_text(SLOW_GATE)
+    seen = []
+    data = gates_stage.run_gate_suite(project.load(root), progress=lambda done, total: seen.append((done, total)))
+    collected = len(data["items"])
+    assert seen, "a suite running for seconds reported no progress"
+    assert all(total in (None, collected) and 0 <= done <= collected for done, total in seen)
+    assert seen[-1][1] == collected and [d for d, _ in seen] == sorted(d for d, _ in seen)
