@@ -159,6 +159,17 @@ def _audit(event, args):
         pass
 
 
+def _availability() -> list[dict] | None:
+    """The subjects as this process sees them (registry.availability); None when they cannot be loaded
+    (the gates' own collection says why)."""
+    from fidelity.subjects.registry import SubjectLoadError, availability
+
+    try:
+        return availability()
+    except SubjectLoadError:
+        return None
+
+
 class Recorder:
     def __init__(self, mode: str, results: str, fixtures: str | None, subject_files: list[str], rootdir: str | None = None,
                  keep: set[str] | None = None, stop_gate_when_red: bool = False, stop_when_any_red: bool = False,
@@ -423,7 +434,7 @@ class Recorder:
         if self._partial is not None:
             self._partial.close()
             self._partial = None
-        self.write_results(int(exitstatus))
+        self.write_results(int(exitstatus), **({"subjects": _availability()} if self.mode == "run" else {}))
 
     def write_results(self, exitstatus: int, **extra) -> None:
         """The final results file (the session's end, or one mutant's end in a batch child)."""

@@ -10,7 +10,8 @@ A record:
   schema, recorded_at (UTC; the run's own time, never copied into the ledger)
   environment   python, torch, fidelity, platform, cuda (bool)
   returncode    the pytest exit status; collect_errors
-  subjects      [{name, description, available, reason}] from the registry
+  subjects      [{name, description, available, reason}] as the gate child saw them
+                (registry.availability in its environment: the run's truth, not the renderer's)
   gates         gates_stage.summarise rows, each with
                   fixtures_read  fixtures its instances opened
                   rtol           the largest reading named 'rtol' or 'tolerance' (or null)
@@ -71,16 +72,6 @@ def readings_summary(instances: list[dict]) -> dict:
     return {"rtol": rtol, "separations": dict(sorted(seps.items()))}
 
 
-def _subjects() -> list[dict]:
-    from fidelity.subjects.registry import all_subjects
-
-    out = []
-    for s in all_subjects():
-        reason = s.unavailable_reason()
-        out.append({"name": s.name, "description": s.description, "available": reason is None, "reason": reason})
-    return sorted(out, key=lambda s: s["name"])
-
-
 def _environment() -> dict:
     from fidelity.perturb import evidence
 
@@ -118,7 +109,8 @@ def run(repo_root: Path, fixtures_dir: Path, say=lambda msg: None) -> dict:
     say(f"report: gate suite done: {len(rows)} gates, {n} instances, pytest exit {data['returncode']}")
     return {"schema": SCHEMA, "recorded_at": evidence.utc_now(), "environment": _environment(),
             "returncode": data["returncode"], "collect_errors": data.get("collect_errors", []),
-            "subjects": _subjects(), "gates": rows}
+            # availability as the gate child saw it (its TRITON_INTERPRET, its devices), never recomputed here
+            "subjects": data.get("subjects") or [], "gates": rows}
 
 
 def _versions(subject) -> dict:
@@ -158,9 +150,7 @@ def run_third_party(repo_root: Path, fixtures_dir: Path, references: list[str], 
     out = []
     for ref in references:
         subject = registry.load_reference(ref)
-        reason = subject.unavailable_reason()
-        say(f"report: running the gate suite on {subject.name} alone ({ref})"
-            + (f"; it is not available here: {reason}" if reason else "") + " ...")
+        say(f"report: running the gate suite on {subject.name} alone ({ref}) ...")
         try:
             data = gates_stage.run_gate_suite(here, extra_args=("--fidelity-fixtures", str(fixtures_dir)),
                                               env={registry.EXTRA_ENV: ref, registry.ONLY_ENV: subject.name},
@@ -170,6 +160,10 @@ def run_third_party(repo_root: Path, fixtures_dir: Path, references: list[str], 
         if data["returncode"] not in (0, 1):
             raise ThirdPartyRunError(f"the gate run on {subject.name} did not complete (pytest exit "
                                f"{data['returncode']}):\n{data['output_tail'][-1500:]}")
+        seen = next((s for s in data.get("subjects") or [] if s["name"] == subject.name), None)
+        reason = seen["reason"] if seen else "the gate run did not report this subject"
+        if reason:
+            say(f"report: {subject.name} is not available where its gates ran: {reason}")
         items = [it for it in data["items"] if it.get("subject") == subject.name]
         by_node = {it["nodeid"]: it for it in items}
         rows = gates_stage.summarise(items)

@@ -121,5 +121,16 @@ def all_subjects() -> list[Subject]:
     return list(_load_all(tuple(_references()), only))
 
 
+def availability() -> list[dict]:
+    """Every subject of this process, whether it can run here, and why not, sorted by name. Asked
+    where the gates run (the gate child writes it into its results): what decides it, such as
+    TRITON_INTERPRET or a visible CUDA device, is that process's, never the renderer's."""
+    out = []
+    for s in all_subjects():
+        reason = s.unavailable_reason()
+        out.append({"name": s.name, "description": s.description, "available": reason is None, "reason": reason})
+    return sorted(out, key=lambda s: s["name"])
+
+
 def subjects_for(mechanism: str) -> list[Subject]:
     return [s for s in all_subjects() if s.supports(mechanism)]

@@ -47,3 +47,20 @@ def test_the_gate_suite_reports_instances_done_out_of_those_collected(tmp_path):
     assert seen, "a suite running for seconds reported no progress"
     assert all(total in (None, collected) and 0 <= done <= collected for done, total in seen)
     assert seen[-1][1] == collected and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_the_gate_run_says_which_subjects_could_run_as_its_own_process_saw_them(tmp_path, monkeypatch):
+    """Issue 15: the ledger's Subjects table said triton was not available while its matrix showed
+    triton passing 27 gates: availability was computed again by the renderer, in another environment."""
+    env = {k: v for k, v in os.environ.items() if k != project.ROOT_ENV}
+    assert subprocess.run([sys.executable, "-m", "fidelity", "init", "mypaper"], cwd=tmp_path, env=env,
+                          capture_output=True).returncode == 0
+    root = tmp_path / "mypaper"
+    subject = root / "mypaper" / "subject.py"
+    subject.write_text(subject.read_text().replace(
+        '    return None\n', '    import os\n    return None if os.environ.get("MYPAPER_HERE") else "MYPAPER_HERE is not set"\n', 1))
+    monkeypatch.delenv("MYPAPER_HERE", raising=False)
+    here = project.load(root)
+    seen = gates_stage.run_gate_suite(here, env={"MYPAPER_HERE": "1"})["subjects"]
+    assert [(s["name"], s["available"], s["reason"]) for s in seen] == [("mypaper", True, None)]
+    assert [s["reason"] for s in gates_stage.run_gate_suite(here)["subjects"]] == ["MYPAPER_HERE is not set"]
