@@ -18,7 +18,9 @@ Stages, in order (if the specs do not load, no later stage runs):
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
 from fidelity.commands.common import EXIT_OK, EXIT_RED, EXIT_USAGE, add_json_option, add_specs_option, print_json
 from fidelity.spec import SpecError, load_catalogue
@@ -34,6 +36,9 @@ def add_parser(sub) -> None:
     p.add_argument("--strict", action="store_true", help="with --subject: exit 1 when any gate finds a deviation")
     add_specs_option(p)
     add_json_option(p)
+    p.add_argument("--json-file", type=Path, metavar="FILE",
+                   help="also write the JSON report (what --json prints) to FILE, while the text goes to the "
+                        "terminal: one run, read by a person and a script")
     p.set_defaults(run=run)
 
 
@@ -44,6 +49,7 @@ def run(args) -> int:
         cat = load_catalogue(args.specs)
     except SpecError as exc:
         report["stages"].append({"stage": "specs", "ok": False, "error": exc.to_json()})
+        _write_json_file(args, report)
         if args.json:
             print_json(report)
         else:
@@ -73,12 +79,17 @@ def run(args) -> int:
     report["stages"].append(acceptance)
     report["stages"].append(discovery_stage.run(cat, args, say))
     report["ok"] = all(s["ok"] for s in report["stages"])
+    _write_json_file(args, report)
     if args.json:
         print_json(report)
     else:
         print("check: " + ("GREEN" if report["ok"] else "RED"))
     return EXIT_OK if report["ok"] else EXIT_RED
 
+
+def _write_json_file(args, report: dict) -> None:
+    if getattr(args, "json_file", None) is not None:
+        args.json_file.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
 
 
 def _conformance(cat, args, say, report) -> int:
@@ -96,6 +107,7 @@ def _conformance(cat, args, say, report) -> int:
     report["conformance"] = result
     report["gates"] = result.pop("gates")
     report["ok"] = result["ok"]
+    _write_json_file(args, report)
     if args.json:
         print_json(report)
     return EXIT_OK if report["ok"] else EXIT_RED

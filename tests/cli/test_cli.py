@@ -71,6 +71,16 @@ def test_check_json_on_a_broken_spec(tmp_path, capsys):
     assert code == 2 and report["ok"] is False and report["stages"][0]["stage"] == "specs"
 
 
+def test_check_json_file_keeps_the_report_while_the_text_goes_to_the_terminal(tmp_path, capsys):
+    (tmp_path / "broken.yaml").write_text("schema_version: 2\n")
+    out_file = tmp_path / "check.json"
+    code, out, err = run_cli(capsys, "check", "--specs", str(tmp_path), "--json-file", str(out_file))
+    report = json.loads(out_file.read_text())
+    assert code == 2 and "specs     RED" in err and not out.startswith("{")
+    assert report["ok"] is False and report["stages"][0]["stage"] == "specs"
+    assert report["stages"][0]["error"]["file"].endswith("broken.yaml")
+
+
 def test_fixtures_verify_is_green(capsys):
     code, out, _ = run_cli(capsys, "fixtures", "--verify", "--json")
     assert code == 0 and json.loads(out)["ok"] is True
