@@ -11,6 +11,7 @@ from pathlib import Path
 
 from fidelity import project
 from fidelity.perturb import evidence
+from fidelity.perturb.clean_runs import CLEAN_RUNS
 
 
 def gate_acceptance(cat, reports_dir: Path | None = None, root: Path | None = None) -> tuple[dict, dict]:
@@ -29,10 +30,11 @@ def gate_acceptance(cat, reports_dir: Path | None = None, root: Path | None = No
         reasons = ["perturbation no longer in the specs"] if spec is None else \
             evidence.staleness(rec, root, perturbation={**spec})
         entry = {"perturbation": rec["perturbation"], "outcome": rec["outcome"], "reading": rec.get("reading"),
-                 "predicted": rec.get("predicted"), "green_after": rec.get("green_after")}
+                 "predicted": rec.get("predicted"), "green_after": rec.get("green_after"),
+                 "clean_runs": rec.get("clean_runs")}
         if reasons:
             row["stale"].append({**entry, "reasons": reasons})
-        elif rec["outcome"] == "red_by_assertion" and rec.get("green_after") is True:
+        elif evidence.accepts(rec):
             row["accepted"] = True
             row["by"].append(entry)
             caught[rec["perturbation"]].append(rec["gate"])
@@ -42,16 +44,21 @@ def gate_acceptance(cat, reports_dir: Path | None = None, root: Path | None = No
 
 
 def why_not_accepted(acc: dict) -> str:
-    """Why a gate is not accepted, in the words the text output shows (--json has every record)."""
+    """Why a gate is not accepted, in the words the text output shows (--json has every record):
+    what its current records show, then which are stale and why."""
+    parts = []
+    if acc.get("not_red"):
+        shown = ", ".join(f"{e['perturbation']}: {e['outcome'].replace('_', ' ')}"
+                          + ("" if e["green_after"] is not False else ", not green after")
+                          + (f", after {e['clean_runs'] or 0} clean runs ({CLEAN_RUNS} needed)"
+                             if (e["clean_runs"] or 0) < CLEAN_RUNS else "") for e in acc["not_red"][:3])
+        parts.append(f"never red by its own assertion with green after {CLEAN_RUNS} clean runs in its current "
+                     f"evidence ({shown})")
     if acc["stale"]:
         shown = "; ".join(f"{e['perturbation']}: {', '.join(e['reasons'])}" for e in acc["stale"][:3])
         more = f"; and {len(acc['stale']) - 3} more" if len(acc["stale"]) > 3 else ""
-        return f"only stale evidence: {shown}{more}"
-    if acc.get("not_red"):
-        shown = ", ".join(f"{e['perturbation']}: {e['outcome'].replace('_', ' ')}"
-                          + ("" if e["green_after"] is not False else ", not green after") for e in acc["not_red"][:3])
-        return f"never red by its own assertion with green after in its current evidence ({shown})"
-    return "never seen red: no perturbation has run that lists or covers it"
+        parts.append(f"{'only ' if not parts else ''}stale evidence: {shown}{more}")
+    return "; ".join(parts) or "never seen red: no perturbation has run that lists or covers it"
 
 
 def run(cat, args, say, gate_rows: list[dict] | None = None) -> dict:

@@ -25,6 +25,8 @@ A record (SCHEMA "fidelity.perturb.evidence/1"):
   instances      per test instance: nodeid, outcome, phase, kind, exc_type,
                  message, raised_in, skip_reason, readings
   green_after    the gate passed again without the patch, in the run after
+  clean_runs     unpatched runs of the gate's instances before the patch, each in its own
+                 child, all green with bit-identical readings (clean_runs.py)
   patch_served   times the child imported the patched module (0: no gate
                  imported the target; null: no child ran)
   hashes         {"gate_file": sha256, "target_source": sha256 of the ORIGINAL
@@ -37,7 +39,8 @@ A record is CURRENT while the gate file, the target's source and every fixture
 it read hash as recorded (the target is found again by its module name on the
 import path a child of this project has now, wherever it is installed) (and, when the perturbation is given, its edits are
 unchanged). A gate is ACCEPTED with at least one current record whose outcome
-is red_by_assertion and green_after is true.
+is red_by_assertion, green_after true and clean_runs at least clean_runs.CLEAN_RUNS
+(`accepts`: the one rule, which check and report apply too).
 """
 from __future__ import annotations
 
@@ -239,6 +242,16 @@ def _target_staleness(module: str | None, sha: str | None, repo_root) -> list[st
     return []
 
 
+def accepts(record: dict) -> bool:
+    """Whether a (current) record accepts its gate: red by the gate's own assertion under the patch,
+    green again without it, after enough clean runs that a gate failing in half of all runs would
+    have been refused (clean_runs.py)."""
+    from fidelity.perturb.clean_runs import CLEAN_RUNS
+
+    return (record.get("outcome") == "red_by_assertion" and record.get("green_after") is True
+            and isinstance(record.get("clean_runs"), int) and record["clean_runs"] >= CLEAN_RUNS)
+
+
 def is_current(record: dict, repo_root: str | os.PathLike, perturbation: dict | None = None) -> bool:
     return not staleness(record, repo_root, perturbation)
 
@@ -268,6 +281,6 @@ def acceptance(root: str | os.PathLike, repo_root: str | os.PathLike) -> dict[st
             g["stale"].append(dict(entry, reasons=reasons))
         else:
             g["current_evidence"].append(entry)
-            if rec["outcome"] == "red_by_assertion" and rec.get("green_after") is True:
+            if accepts(rec):
                 g["accepted"] = True
     return dict(sorted(out.items()))

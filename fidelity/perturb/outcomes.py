@@ -89,12 +89,3 @@ def readings_by_nodeid(child: ChildRun) -> dict[str, dict]:
     return {i["nodeid"]: i.get("readings") or {} for i in child.items}
 
 
-def flaky_gates(a: ChildRun, b: ChildRun) -> dict[str, list[dict]]:
-    """Gates whose readings differ between two unpatched runs: gate -> [{nodeid, first, second}]."""
-    ra, rb = readings_by_nodeid(a), readings_by_nodeid(b)
-    out: dict[str, list[dict]] = {}
-    for nodeid in sorted(set(ra) | set(rb)):
-        x, y = ra.get(nodeid), rb.get(nodeid)
-        if x != y:  # encoded readings: NaN is the string "NaN", so it equals itself
-            out.setdefault(nodeid.split("[", 1)[0], []).append({"nodeid": nodeid, "first": x, "second": y})
-    return out

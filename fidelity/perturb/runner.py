@@ -79,6 +79,7 @@ from typing import Callable, Iterable
 
 from fidelity.perturb import evidence, gate_index, jsonio, launch, locate, outcomes, patching
 from fidelity.perturb import batch as batch_mod
+from fidelity.perturb import clean_runs
 from fidelity.perturb import warm_start as warm_start_mod
 from fidelity.perturb.errors import InvalidPerturbation, UnknownGate
 from fidelity.perturb.line_trace import reaches
@@ -351,27 +352,31 @@ def run(
         for p in todo:  # the text each patch was computed on is the "before" of its target
             hashes_before[patches[p["id"]].path] = patches[p["id"]].original_sha256
 
-        # 4. baseline x2 (+ the forced failure, already under way)
-        emit("baseline", f"baseline: {len(selected)} gates, unpatched, twice; forced failure")
+        # 4. baseline: the clean runs (+ the forced failure, already under way)
+        n_runs = clean_runs.OBSERVATION_RUNS if observe else clean_runs.CLEAN_RUNS
+        emit("baseline", f"baseline: {len(selected)} gates, unpatched, {n_runs} runs; forced failure")
         if ff is None:
             ff = submit_forced()
         j1 = job(selected, keep=selected_instances)
         if trace_lines:  # the first baseline also says which instance runs which lines of the targets
             j1["trace_lines"] = sorted({patches[p["id"]].path for p in todo})
-        f1 = pool.submit(launch_child, "baseline-1", j1, timeout_s)
-        f2 = pool.submit(launch_child, "baseline-2", job(selected, keep=selected_instances), timeout_s)
-        forced, b1, b2 = ff.result(), f1.result(), f2.result()
+        run_futures = [pool.submit(launch_child, "baseline-1", j1, timeout_s)]
+        run_futures += [pool.submit(launch_child, f"baseline-{k}", job(selected, keep=selected_instances), timeout_s)
+                        for k in range(2, n_runs + 1)]
+        forced, runs = ff.result(), [f.result() for f in run_futures]
+        b1 = runs[0]
 
         result.forced_failure = _check_forced(forced)
         emit("forced_failure", "forced failure: " + ("seen red by assertion" if result.forced_failure["seen_red"]
                                                      else "NOT seen red: " + result.forced_failure["detail"]))
-        result.baseline = _check_baseline(b1, b2, selected, index, _counts(selected_instances))
-        emit("baseline", "baseline: " + ("green twice, readings identical" if result.baseline["ok"] else "FAILED"))
+        result.baseline = _check_baseline(runs, selected, index, _counts(selected_instances))
+        emit("baseline", "baseline: " + (f"green in all {n_runs} runs, readings identical" if result.baseline["ok"]
+                                         else "FAILED"))
         stop = None
         if not result.forced_failure["seen_red"]:
             stop = ("forced_failure", "the forced failure was not seen red by assertion, so red cannot be trusted: "
                     + result.forced_failure["detail"])
-        elif result.baseline["red"] and set_aside_red_baseline and _red_in_both(result.baseline["red"]):
+        elif result.baseline["red"] and set_aside_red_baseline and not result.baseline["flaky"]:
             # someone else's package already fails these gates unperturbed (its findings): a mutant
             # cannot be told by them, so they are left out of this observation, and said so
             aside = sorted({r["gate"] for r in result.baseline["red"]})
@@ -386,8 +391,9 @@ def run(
             reds = "; ".join(f"{r['gate']} ({r['run']}): {r['outcome']}: {r['detail']}" for r in result.baseline["red"])
             stop = ("baseline_red", f"baseline red: gates fail with no perturbation applied: {reds}")
         elif result.baseline["flaky"]:
-            fl = "; ".join(f"{g}: {d[0]['first']} then {d[0]['second']}" for g, d in sorted(result.baseline["flaky"].items()))
-            stop = ("flaky", f"flaky gates refused (readings differ between two unpatched runs): {fl}")
+            fl = "; ".join(clean_runs.describe(g, d) for g, d in sorted(result.baseline["flaky"].items()))
+            stop = ("flaky", f"flaky gates refused (red in some unpatched runs, or readings that differ between "
+                             f"them): {fl}")
         if stop is not None:
             result.error_kind, result.error = stop
             emit("error", result.error)
@@ -490,7 +496,7 @@ def run(
                                                    "NOT green: " + ", ".join(result.green_after["not_green"])))
         # fixtures read in the baseline belong to the gate too
         base_fx: dict[str, set] = {}
-        for child in (b1, b2):
+        for child in runs:
             for it in child.items:
                 base_fx.setdefault(it["gate"], set()).update(it.get("fixtures_read", []))
         for p in todo:
@@ -549,7 +555,7 @@ def _write_evidence(todo, results, patches, records_root: Path, root: Path, hash
         edir = evidence.record_dir(records_root, p["id"])
         written = set()
         for o in pr.outcomes:
-            rec = _record(p, pr, patch, o, root, hashes_before, vers, now)
+            rec = _record(p, pr, patch, o, root, hashes_before, vers, now, result.baseline["clean_runs"])
             path = evidence.write_record(records_root, rec)
             written.add(path.name)
             result.evidence.append(evidence.rel_to_root(path, root))
@@ -660,32 +666,28 @@ def _balanced_parts(nodeids: set[str], cost: dict[str, float], parts: int) -> li
     return [ns for _, ns in groups if ns]
 
 
-def _red_in_both(red: list[dict]) -> bool:
-    """Every gate red at baseline was red in both unpatched runs (red in one only is flakiness)."""
-    runs: dict[str, set[str]] = {}
-    for r in red:
-        runs.setdefault(r["gate"], set()).add(r["run"])
-    return all(len(seen) == 2 for seen in runs.values())
-
-
-def _check_baseline(b1: launch.ChildRun, b2: launch.ChildRun, selected: list[str], index, counts: dict[str, int]) -> dict:
-    red = []
-    for label, child in (("run 1", b1), ("run 2", b2)):
+def _check_baseline(runs: list[launch.ChildRun], selected: list[str], index, counts: dict[str, int]) -> dict:
+    """The clean runs judged (clean_runs.judge): gates red in every run, flaky gates, and run 1's readings."""
+    red, red_in = [], {}
+    for k, child in enumerate(runs):
         for g in selected:
             c = outcomes.classify_gate(g, index.file_of(g), child, counts.get(g))
             if not outcomes.is_green(c["outcome"]):
-                red.append({"gate": g, "run": label, "outcome": c["outcome"], "detail": c["detail"]})
-    flaky = outcomes.flaky_gates(b1, b2) if not red else {}
+                red.append({"gate": g, "run": f"run {k + 1}", "outcome": c["outcome"], "detail": c["detail"]})
+                red_in.setdefault(g, []).append(k)
+    verdict = clean_runs.judge(red_in, [outcomes.readings_by_nodeid(c) for c in runs], len(runs))
+    b1 = runs[0]
     without = sorted({it["gate"] for it in b1.items if it["outcome"] == "passed" and "reading" not in (it.get("readings") or {})})
     readings = {it["nodeid"]: it.get("readings") for it in b1.items}
     return {
-        "ok": not red and not flaky,
+        "ok": not red and not verdict["flaky"],
         "gates": selected,
-        "red": red,
-        "flaky": flaky,
+        "clean_runs": len(runs),
+        "red": [r for r in red if r["gate"] in verdict["red"]],  # red in every run; red in some is flaky
+        "flaky": verdict["flaky"],
         "without_reading": without,
         "readings": dict(sorted(readings.items())),
-        "runs": [b1.to_json(), b2.to_json()],
+        "runs": [c.to_json() for c in runs],
     }
 
 
@@ -706,7 +708,8 @@ def _gate_result(g: str, index, child: launch.ChildRun, p: dict, root: Path, exp
     )
 
 
-def _record(p, pr: PerturbationResult, patch, o: GateResult, root: Path, hashes_before, vers, now) -> dict:
+def _record(p, pr: PerturbationResult, patch, o: GateResult, root: Path, hashes_before, vers, now,
+            runs: int) -> dict:
     def sha(path: str) -> str | None:
         full = str(evidence.resolve(path, root))
         return hashes_before.get(full) or jsonio.sha256_file(full)
@@ -734,6 +737,7 @@ def _record(p, pr: PerturbationResult, patch, o: GateResult, root: Path, hashes_
         "predicted": pred,
         "instances": o.instances,
         "green_after": o.green_after,
+        "clean_runs": runs,  # unpatched runs of its instances, all green with identical readings (clean_runs.py)
         "patch_served": (pr.child or {}).get("patch_served"),
         "hashes": {
             "gate_file": sha(o.gate_file),

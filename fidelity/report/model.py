@@ -97,6 +97,7 @@ def _evidence(cat, records: list[dict], repo_root: Path, reports_dir: Path) -> l
             "target": rec.get("target", ""), "outcome": rec["outcome"], "reading": rec.get("reading"),
             "predicted": None if pred is None else {"reading": pred.get("reading"), "note": pred.get("note", "")},
             "green_after": rec.get("green_after"), "recorded_at": rec.get("recorded_at"),
+            "accepts": evidence.accepts(rec), "clean_runs": rec.get("clean_runs"),
             "versions": {k: versions.get(k) for k in ("python", "torch", "fidelity")},
             "detail": rec.get("detail", ""), "listed": bool(rec.get("listed")),
             "equations": sorted(rec.get("equations") or []), "gate_file": rec.get("gate_file"),
@@ -151,7 +152,7 @@ def _gates(cat, entries: list[dict], gate_run: dict | None, repo_root: Path) -> 
             if gate_run is None:
                 for name, value in e["separations"].items():
                     g["separations"][name] = min(value, g["separations"].get(name, value))
-            if e["outcome"] == RED and e["green_after"] is True:
+            if e["accepts"]:
                 g["accepted"] = True
                 g["accepted_by"].add(e["perturbation"])
     for g in gates.values():
@@ -170,8 +171,10 @@ def _perturbation_status(current: list[dict], any_records: bool) -> str:
     if not current:
         return "stale" if any_records else "not run"
     outcomes = {e["outcome"] for e in current}
-    if any(e["outcome"] == RED and e["green_after"] is True for e in current):
+    if any(e["accepts"] for e in current):
         return "caught"
+    if any(e["outcome"] == RED and e["green_after"] is True for e in current):
+        return "red, after too few clean runs"
     if RED in outcomes:
         return "red, not green after"
     if SURVIVED in outcomes:
@@ -189,7 +192,7 @@ def _perturbations(cat, entries: list[dict], diffs: dict[str, str], repo_root: P
         mine = [e for e in entries if e["perturbation"] == pid]
         current = [e for e in mine if e["current"]]
         data = item.data if item else {}
-        caught = sorted(e["gate"] for e in current if e["outcome"] == RED and e["green_after"] is True)
+        caught = sorted(e["gate"] for e in current if e["accepts"])
         listed = list(data.get("gates", []))
         out[pid] = {
             "id": pid, "in_specs": item is not None,
@@ -447,8 +450,7 @@ def _claim_ledger(prov: dict, equations: list[dict], claims: list[dict], gates: 
             continue
         runs = [{"perturbation": e["perturbation"], "recorded_at": e["recorded_at"], "reading": e["reading"],
                  "versions": e["versions"]}
-                for e in entries if e["gate"] == g["gate"] and e["current"] and e["outcome"] == RED
-                and e["green_after"] is True]
+                for e in entries if e["gate"] == g["gate"] and e["current"] and e["accepts"]]
         measured.append({"gate": g["gate"], "equations": [q for q in g["equations"] if q.split(".")[0] == paper]
                          or g["equations"], "runs": sorted(runs, key=lambda r: perturbation_key(r["perturbation"])),
                          "gate_run": g["run"]["status"] if g["run"] else None})

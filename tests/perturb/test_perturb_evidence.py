@@ -44,7 +44,8 @@ def test_one_record_per_gate_and_perturbation_valid_deterministic_json(main_run)
 
 def test_write_is_deterministic_and_non_finite_readings_stay_valid_json(tmp_path):
     rec = {"schema": evidence.SCHEMA, "perturbation": "P/1", "gate": "tests/x.py::test_y", "reading": jsonio.encode_float(math.nan),
-           "z": [3, 1], "a": {"b": 1, "a": 2}}
+           "z": [3, 1], "a": {"b": 1, "a": 2}, "gate_file": "tests/x.py", "target": "m", "outcome": "red_by_assertion",
+           "hashes": {}, "green_after": True, "edits_sha256": "0"}  # every field a valid record has (evidence.scan)
     p1 = evidence.write_record(evidence.evidence_root(tmp_path), rec)
     first = p1.read_bytes()
     p2 = evidence.write_record(evidence.evidence_root(tmp_path), dict(reversed(list(rec.items()))))

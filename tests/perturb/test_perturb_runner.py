@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from fidelity.perturb import run
+from fidelity.perturb import clean_runs, run
 from fidelity.perturb.forced_red_gate import FORCED_READING
 
 from .conftest import GATE_ADD, GATE_NEG, GATE_SCALE, TEST_PATHS, make_toy_repo
@@ -215,7 +215,7 @@ def test_runs_with_their_own_environment_share_one_zygote(tmp_path):
     for value, r in runs.items():
         assert r.error is None, r.error
         assert r.baseline["readings"][gate]["reading"] == float(value)
-        assert [c["start"] for c in r.baseline["runs"]] == ["warm", "warm"]
+        assert [c["start"] for c in r.baseline["runs"]] == ["warm"] * clean_runs.CLEAN_RUNS
         o = r.perturbations[0].outcomes[0]
         assert (o.outcome, o.reading) == ("red_by_assertion", float(value))
 
@@ -229,3 +229,22 @@ def test_green_after_is_split_into_balanced_children_of_whole_gates(main_run):
     parts = _balanced_parts(set(cost), cost, 2)
     assert sorted(sorted(p) for p in parts) == [["a.py::x[1]", "a.py::x[2]"], ["b.py::y", "c.py::z", "d.py::w"]]
     assert _balanced_parts({"a.py::x[1]", "a.py::x[2]"}, cost, 4) == [{"a.py::x[1]", "a.py::x[2]"}]
+
+
+def test_a_gate_red_in_one_clean_run_of_ten_is_refused_as_flaky_with_the_counts(tmp_path, monkeypatch):
+    """Issue 15: three clean runs accept a gate failing in half of all processes one time in eight; with
+    clean_runs.CLEAN_RUNS (10) separate children, one red run among them refuses it, and says so."""
+    repo = make_toy_repo(tmp_path / "repo")
+    counter = tmp_path / "counter"
+    counter.mkdir()
+    monkeypatch.setenv("TOY_COUNTER", str(counter))
+    gate = "tests/toygate_sometimes.py::test_add_but_not_in_the_third_process"
+    p = {"id": "P_add", "target": "toysubj.arith", "edits": [{"find": "return a + b", "replace": "return a - b"}],
+         "gates": [gate]}
+    r = run([p], test_paths=["tests/toygate_sometimes.py"], repo_root=repo, reports_dir="reports", jobs=2,
+            timeout_s=60)
+    assert not r.ok and r.error_kind == "flaky"
+    assert r.baseline["flaky"] == {gate: [{"red_in": 1, "of": clean_runs.CLEAN_RUNS}]}
+    assert f"{gate}: red in 1 of {clean_runs.CLEAN_RUNS} unpatched runs" in r.error
+    assert r.baseline["red"] == [] and r.perturbations[0].status == "not_run"
+    assert not (repo / "reports").exists()  # no evidence

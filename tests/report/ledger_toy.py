@@ -31,6 +31,7 @@ from pathlib import Path
 
 from fidelity.discover import records as discovery_records
 from fidelity.perturb import evidence
+from fidelity.perturb.clean_runs import CLEAN_RUNS
 from fidelity.perturb.patching import apply_edits, unified_diff
 from fidelity.spec.loader import SCHEMA_FILE
 
@@ -239,7 +240,7 @@ class Toy:
             "instances": [{"nodeid": gate + "[f64]", "outcome": "failed" if outcome == "red_by_assertion" else "passed",
                            "phase": "call", "kind": None, "exc_type": None, "message": None, "raised_in": None,
                            "skip_reason": None, "readings": readings or {}}],
-            "green_after": green_after, "patch_served": 1,
+            "green_after": green_after, "clean_runs": CLEAN_RUNS, "patch_served": 1,
             "hashes": {"gate_file": sha(gate_file), "target_source": sha(self.module),
                        "fixtures": {str(fx): sha(fx)} if fixtures else {}},
             "versions": {"python": "3.11.7", "torch": "2.13.0+cpu", "pytest": "8", "fidelity": "0.1.0",

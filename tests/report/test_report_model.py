@@ -64,8 +64,8 @@ def test_the_check_says_in_words_why_a_gate_is_not_accepted(toy):
     toy.standard_evidence()
     gates, _ = gate_acceptance(toy.catalogue(), toy.reports, toy.root)
     assert not gates[G_INC]["accepted"]
-    assert why_not_accepted(gates[G_INC]) == ("never red by its own assertion with green after in its current evidence "
-                                      "(P2: survived, P5: red other)")
+    assert why_not_accepted(gates[G_INC]) == ("never red by its own assertion with green after 10 clean runs in its "
+                                              "current evidence (P2: survived, P5: red other)")
     module = toy.root / "toyledger_subj" / "arith.py"
     module.write_text(module.read_text() + "\n# an edit: every record of the module goes stale\n")
     gates, _ = gate_acceptance(toy.catalogue(), toy.reports, toy.root)
@@ -185,3 +185,15 @@ def test_evidence_of_a_perturbation_no_spec_defines_counts_for_nothing(toy):
     from fidelity.report import document, markdown
     text = markdown.render(document.build(ledger))
     assert "## Evidence outside the specs" in text and "`P99`" in text
+
+
+def test_a_record_from_too_few_clean_runs_accepts_nothing_and_says_so(toy):
+    toy.standard_evidence()
+    path = toy.reports / "evidence" / "P1"
+    for f in path.glob("*.json"):
+        rec = json.loads(f.read_text())
+        f.write_text(json.dumps({**rec, "clean_runs": 2}))  # the runner's baseline before issue 15
+    gates, caught = gate_acceptance(toy.catalogue(), toy.reports, toy.root)
+    assert not gates[G_DOUBLE]["accepted"] and caught["P1"] == []
+    assert "P1: red by assertion, after 2 clean runs (10 needed)" in why_not_accepted(gates[G_DOUBLE])
+    assert gather(toy)["perturbations"]["P1"]["status"] == "red, after too few clean runs"
