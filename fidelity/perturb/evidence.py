@@ -34,6 +34,8 @@ A record (SCHEMA "fidelity.perturb.evidence/1"):
                  root where they lie inside it)
   versions       python, torch, pytest, fidelity, platform
   recorded_at    UTC, ISO 8601
+  record_sha256  sha256 of the record's canonical JSON without this field (record_hash):
+                 a record edited by hand no longer matches it, and is named as such
 
 A record is CURRENT while the gate file, the target's source and every fixture
 it read hash as recorded (the target is found again by its module name on the
@@ -128,10 +130,16 @@ def utc_now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+def record_hash(record: dict) -> str:
+    """The record's own hash: its canonical JSON (jsonio.dumps) without `record_sha256`."""
+    body = {k: v for k, v in record.items() if k != "record_sha256"}
+    return hashlib.sha256(jsonio.dumps(body).encode("utf-8")).hexdigest()
+
+
 def write_record(root: str | os.PathLike, record: dict) -> Path:
-    """Write one record atomically under the evidence root `root`; return its path."""
+    """Write one record atomically under the evidence root `root`, stamped with its own hash; return its path."""
     path = record_path(root, record["perturbation"], record["gate"])
-    jsonio.write_json(path, record)
+    jsonio.write_json(path, {**record, "record_sha256": record_hash(record)})
     return path
 
 
@@ -194,6 +202,10 @@ def _invalid(rec: object, file: Path, root: Path) -> tuple[str, str] | None:
             return f"{key!r} is a {type(rec[key]).__name__}", RECREATE
     if rec["outcome"] not in OUTCOMES:
         return f"outcome {rec['outcome']!r} is none of {', '.join(OUTCOMES)}", RECREATE
+    if "record_sha256" not in rec:
+        return "it carries no record_sha256 (written before records did, or not by the runner)", RECREATE
+    if rec["record_sha256"] != record_hash(rec):
+        return "its content does not match its record_sha256 (edited by hand?)", RECREATE
     own = record_path(root, rec["perturbation"], rec["gate"])
     if file != own:
         return (f"it records {rec['perturbation']} x {rec['gate']}, whose record lies at "

@@ -75,16 +75,19 @@ def test_a_record_copied_under_another_perturbation_is_named_as_a_copy(accepted,
     (lambda r: {k: v for k, v in r.items() if k != "hashes"}, "no 'hashes' field"),
     (lambda r: {**r, "green_after": "yes"}, "'green_after' is a str"),
     (lambda r: {**r, "outcome": "caught"}, "outcome 'caught' is none of"),
+    (lambda r: {k: v for k, v in r.items() if k != "record_sha256"}, "it carries no record_sha256"),
+    (lambda r: {**r, "reading": 0.5}, "its content does not match its record_sha256 (edited by hand?)"),
 ])
 def test_each_kind_of_invalid_record_is_reported_with_its_reason(tmp_path, edit, says):
     root = tmp_path / "evidence"
     good = {"schema": evidence.SCHEMA, "perturbation": "P1", "gate": "tests/g.py::test_x", "gate_file": "tests/g.py",
-            "target": "m", "outcome": "red_by_assertion", "hashes": {}, "green_after": True, "edits_sha256": "0"}
-    path = evidence.record_path(root, "P1", "tests/g.py::test_x")
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps(good))
-    assert evidence.scan(root) == ([good], [])
-    path.write_text(json.dumps(edit(good)))
+            "target": "m", "outcome": "red_by_assertion", "hashes": {}, "green_after": True, "edits_sha256": "0",
+            "reading": 0.25}
+    path = evidence.write_record(root, good)
+    stamped = json.loads(path.read_text())
+    assert stamped == {**good, "record_sha256": evidence.record_hash(good)}
+    assert evidence.scan(root) == ([stamped], [])
+    path.write_text(json.dumps(edit(stamped)))
     records, bad = evidence.scan(root)
     assert records == [] and [(f, why.startswith(says), todo) for f, why, todo in bad] == \
         [(path, True, evidence.RECREATE)]
