@@ -9,8 +9,6 @@ from pathlib import Path
 from fidelity.commands.common import EXIT_OK, EXIT_RED, EXIT_USAGE, add_json_option, add_specs_option, print_json
 from fidelity.spec import load_catalogue
 from fidelity.spec.loader import load_perturbation_file
-from fidelity.subjects import registry
-from fidelity.subjects.registry import SubjectLoadError
 
 DESCRIPTION = """\
 Run perturbations (deliberate defects) and record the evidence that gates see them.
@@ -156,6 +154,8 @@ def run(args) -> int:
     perturbations = [{**table[i].data, "file": f"{here.relative(table[i].file)}:{table[i].line}"}
                      for i in chosen]
     say = (lambda e: print(e.get("message", ""), file=sys.stderr, flush=True))
+    from fidelity.subjects.registry import SubjectLoadError  # subjects import torch: not for `list` or `--help`
+
     try:
         groups = [(subject, group, _subject_environment(subject)) for subject, group in _by_subject(perturbations)]
     except SubjectLoadError as exc:
@@ -208,6 +208,8 @@ def _by_subject(perturbations: list[dict]) -> list[tuple[str | None, list[dict]]
 
 def _subject_environment(subject: str | None) -> dict[str, str | None] | None:
     """The variables a group's children get: the named subject alone, or (None) ours."""
+    from fidelity.subjects import registry
+
     if subject is None:
         return None
     ref, resolved = registry.resolve(subject)

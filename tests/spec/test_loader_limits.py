@@ -75,12 +75,21 @@ def test_a_key_without_its_colon_is_reported_on_its_own_line(spec_dir):
     assert err.line == 1 + text.splitlines().index("    tier b"), str(err)
 
 
-def test_the_cli_exits_2_on_the_bomb_naming_the_file(tmp_path):
+def test_the_cli_exits_2_on_the_bomb_naming_the_file_within_300_mb(tmp_path):
     root = tmp_path / "paper"
     (root / "specs").mkdir(parents=True)
     (root / "specs" / "bomb.yaml").write_text(_bomb())
     env = {k: v for k, v in os.environ.items() if k != project.ROOT_ENV}
-    run = subprocess.run([sys.executable, "-m", "fidelity", "list", "equations", "--specs", str(root / "specs")],
-                         capture_output=True, text=True, cwd=root, env=env)
+    # a fresh interpreter whose only child is the CLI: its children's peak RSS is the CLI's own
+    measure = ("import resource, subprocess, sys\n"
+               "run = subprocess.run([sys.executable, '-m', 'fidelity', 'list', 'equations', '--specs', sys.argv[1]],"
+               " capture_output=True, text=True)\n"
+               "sys.stdout.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) + '\\n')\n"
+               "sys.stderr.write(run.stderr)\n"
+               "sys.exit(run.returncode)\n")
+    run = subprocess.run([sys.executable, "-c", measure, str(root / "specs")], capture_output=True, text=True,
+                         cwd=root, env=env)
     assert run.returncode == 2, run.stderr[-2000:]
     assert "bomb.yaml:1: <document>: the document expands to more than" in run.stderr and "Traceback" not in run.stderr
+    peak_mb = int(run.stdout) / 1024  # ru_maxrss is in KiB on Linux
+    assert peak_mb < 300, f"the CLI peaked at {peak_mb:.0f} MB refusing the bomb"
