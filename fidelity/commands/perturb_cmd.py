@@ -13,8 +13,11 @@ from fidelity.spec.loader import load_perturbation_file
 DESCRIPTION = """\
 Run perturbations (deliberate defects) and record the evidence that gates see them.
 
-For the selected perturbations: the gates covering their targets pass unperturbed,
-twice, with identical readings; a forced failure proves red is visible; each
+For the selected perturbations: the gates covering their targets pass unperturbed in
+10 separate children (the clean runs), with bit-identical readings, so that a gate
+failing in half of all runs is refused as flaky with probability > 0.999; a gate red
+in some of them is reported flaky with the counts; a forced failure proves red is
+visible; each
 perturbation then runs in its own child process whose import hook serves the patched
 source (no file on disk is edited), and only the gates covering its target run. A gate
 counts as red only when its own assertion fails; an exception, timeout or crash is
