@@ -1,9 +1,8 @@
 """The gate stage of `check` shows done / total while the suite runs: one line rewritten on a terminal,
 a plain line every few seconds in a log. Issue 15: it ran for 15 s or more with no sign of progress."""
 import io
-import os
-import subprocess
-import sys
+
+from toy_project import init_project
 
 from fidelity import project
 from fidelity.check import gates_stage
@@ -36,10 +35,7 @@ def test_a_terminal_gets_one_line_rewritten_and_a_log_a_line_every_few_seconds()
 
 
 def test_the_gate_suite_reports_instances_done_out_of_those_collected(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != project.ROOT_ENV}
-    assert subprocess.run([sys.executable, "-m", "fidelity", "init", "mypaper"], cwd=tmp_path, env=env,
-                          capture_output=True).returncode == 0
-    root = tmp_path / "mypaper"
+    root = init_project(tmp_path)
     (root / "tests" / "gates" / "test_slow.py").write_text(SLOW_GATE)
     seen = []
     data = gates_stage.run_gate_suite(project.load(root), progress=lambda done, total: seen.append((done, total)))
@@ -52,10 +48,7 @@ def test_the_gate_suite_reports_instances_done_out_of_those_collected(tmp_path):
 def test_the_gate_run_says_which_subjects_could_run_as_its_own_process_saw_them(tmp_path, monkeypatch):
     """Issue 15: the ledger's Subjects table said triton was not available while its matrix showed
     triton passing 27 gates: availability was computed again by the renderer, in another environment."""
-    env = {k: v for k, v in os.environ.items() if k != project.ROOT_ENV}
-    assert subprocess.run([sys.executable, "-m", "fidelity", "init", "mypaper"], cwd=tmp_path, env=env,
-                          capture_output=True).returncode == 0
-    root = tmp_path / "mypaper"
+    root = init_project(tmp_path)
     subject = root / "mypaper" / "subject.py"
     subject.write_text(subject.read_text().replace(
         '    return None\n', '    import os\n    return None if os.environ.get("MYPAPER_HERE") else "MYPAPER_HERE is not set"\n', 1))

@@ -6,20 +6,14 @@ import subprocess
 import sys
 
 import pytest
+from toy_project import fidelity, init_project
 
-from fidelity import project, writer_lock
-
-
-def fidelity(*argv, cwd):
-    env = {k: v for k, v in os.environ.items() if k != project.ROOT_ENV}
-    return subprocess.run([sys.executable, "-m", "fidelity", *argv], capture_output=True, text=True, cwd=cwd, env=env)
+from fidelity import writer_lock
 
 
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
-    scratch = tmp_path_factory.mktemp("scratch")
-    assert fidelity("init", "mypaper", cwd=scratch).returncode == 0
-    return scratch / "mypaper"
+    return init_project(tmp_path_factory.mktemp("scratch"))
 
 
 @pytest.mark.parametrize("verb, folder", [

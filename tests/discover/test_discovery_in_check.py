@@ -3,17 +3,9 @@ spec explains it beside its equation. The toy is the project `fidelity init` wri
 discover finds clean), with one function added whose default no gate reaches."""
 import json
 import os
-import subprocess
-import sys
 
 import pytest
-
-from fidelity import project
-
-
-def fidelity(*argv, cwd):
-    env = {k: v for k, v in os.environ.items() if k != project.ROOT_ENV}
-    return subprocess.run([sys.executable, "-m", "fidelity", *argv], capture_output=True, text=True, cwd=cwd, env=env)
+from toy_project import fidelity, init_project
 
 
 SHARPENED = '''
@@ -30,9 +22,7 @@ def stage(report, name):
 
 @pytest.fixture(scope="module")
 def discovered(tmp_path_factory):
-    scratch = tmp_path_factory.mktemp("scratch")
-    assert fidelity("init", "mypaper", cwd=scratch).returncode == 0
-    root = scratch / "mypaper"
+    root = init_project(tmp_path_factory.mktemp("scratch"))
     assert fidelity("perturb", "--all", cwd=root).returncode == 0
     before = json.loads(fidelity("check", "--json", cwd=root).stdout)
     module = root / "mypaper" / "softmax.py"

@@ -3,27 +3,17 @@
 stayed GREEN when another record accepted the gate and said "never seen red" otherwise, naming no file.
 The project is the one `fidelity init` writes, its perturbations run once."""
 import json
-import os
 import shutil
-import subprocess
-import sys
 
 import pytest
+from toy_project import fidelity, init_project
 
-from fidelity import project
 from fidelity.perturb import evidence
-
-
-def fidelity(*argv, cwd):
-    env = {k: v for k, v in os.environ.items() if k != project.ROOT_ENV}
-    return subprocess.run([sys.executable, "-m", "fidelity", *argv], capture_output=True, text=True, cwd=cwd, env=env)
 
 
 @pytest.fixture(scope="module")
 def accepted(tmp_path_factory):
-    scratch = tmp_path_factory.mktemp("scratch")
-    assert fidelity("init", "mypaper", cwd=scratch).returncode == 0
-    root = scratch / "mypaper"
+    root = init_project(tmp_path_factory.mktemp("scratch"))
     assert fidelity("perturb", "--all", cwd=root).returncode == 0
     return root
 

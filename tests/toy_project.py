@@ -1,0 +1,20 @@
+"""The CLI as a user runs it, and the project `fidelity init` writes, for the tests that need both."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from fidelity import project
+
+
+def fidelity(*argv, cwd) -> subprocess.CompletedProcess:
+    """`python -m fidelity ARGV` in `cwd`, as from a shell there (no project pinned by the environment)."""
+    env = {k: v for k, v in os.environ.items() if k != project.ROOT_ENV}
+    return subprocess.run([sys.executable, "-m", "fidelity", *argv], capture_output=True, text=True, cwd=cwd, env=env)
+
+
+def init_project(scratch: Path, name: str = "mypaper") -> Path:
+    """`fidelity init NAME` in `scratch`; the project's root."""
+    made = fidelity("init", name, cwd=scratch)
+    assert made.returncode == 0, made.stderr[-2000:]
+    return scratch / name
