@@ -142,12 +142,15 @@ def test_perturb_file_with_a_pattern_matching_nothing(tmp_path, capsys):
     assert not launch._stopped.is_set()
 
 
-def test_perturb_ends_with_one_verdict_line(tmp_path, capsys):
-    code, out, _ = run_cli(capsys, "perturb", "P1", "--evidence", str(tmp_path))  # the project's evidence untouched
-    assert code == 0
-    assert out.rstrip().splitlines()[-1] == ("perturb: GREEN  1 perturbations: 1 caught by every listed gate, "
-                                             "0 current (evidence kept, not re-run), 0 survived, "
-                                             "0 missed a listed gate, 0 not run")
+def test_perturb_ends_with_one_verdict_line(tmp_path):
+    from toy_project import fidelity, init_project
+
+    root = init_project(tmp_path)  # the init project's P1: a run of seconds, not our suite's
+    run = fidelity("perturb", "P1", cwd=root)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.rstrip().splitlines()[-1] == ("perturb: GREEN  1 perturbations: 1 caught by every listed "
+                                                    "gate, 0 current (evidence kept, not re-run), 0 survived, "
+                                                    "0 missed a listed gate, 0 not run")
 
 
 def test_list_an_unknown_paper_is_exit_2_naming_the_papers(capsys):
