@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from fidelity import project
@@ -73,8 +74,6 @@ def progress_line(prefix: str, stream=None, every_s: float = 10.0):
     last = [float("-inf")]
 
     def show(done: int, total: int | None) -> None:
-        import time
-
         text = f"{prefix}{done}/{total} instances" if total else f"{prefix}collecting ..."
         if tty:
             stream.write("\r" + text + "\x1b[K")
