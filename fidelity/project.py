@@ -64,7 +64,7 @@ class Project:
 
     @property
     def evidence(self) -> Path:
-        from fidelity.perturb.evidence import evidence_root  # the one place the folder is named
+        from fidelity.evidence.paths import evidence_root  # the one place the folder is named
 
         return evidence_root(self.reports)
 

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from fidelity.commands.perturb_cmd import expand_ids
-from fidelity.perturb import locate, patching
+from fidelity.targets import locate, patching
 from fidelity.spec import load_catalogue
 
 from fidelity import project

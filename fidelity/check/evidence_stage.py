@@ -10,37 +10,31 @@ from __future__ import annotations
 from pathlib import Path
 
 from fidelity import project
-from fidelity.perturb import evidence
-from fidelity.perturb.clean_runs import CLEAN_RUNS
+from fidelity.evidence import paths, store, verdict
+from fidelity.evidence.record import CLEAN_RUNS
+
+
+def _entry(j: verdict.Judged) -> dict:
+    r = j.record
+    entry = {"perturbation": r.perturbation, "outcome": r.outcome.value, "reading": r.reading,
+             "predicted": r.predicted, "green_after": r.green_after, "clean_runs": r.clean_runs}
+    return entry if j.current else {**entry, "reasons": list(j.stale_reasons)}
 
 
 def gate_acceptance(cat, reports_dir: Path | None = None, root: Path | None = None) -> tuple[dict, dict]:
-    """(gate -> acceptance row, perturbation -> caught_by) from current evidence under
-    `reports_dir`, hashed against the project at `root` (default: the current project's)."""
+    """(gate -> acceptance row, perturbation -> caught_by) from the evidence under `reports_dir`,
+    hashed against the project at `root` (default: the current project's), by fidelity.evidence.verdict."""
     if reports_dir is None or root is None:
         here = project.current()
         reports_dir = here.reports if reports_dir is None else reports_dir
         root = here.root if root is None else root
-    perturbations = {p.id: p.data for p in cat.perturbations.values()}
-    gates: dict[str, dict] = {}
-    caught: dict[str, list[str]] = {pid: [] for pid in perturbations}
-    for rec in evidence.load_all(evidence.evidence_root(reports_dir)):
-        row = gates.setdefault(rec["gate"], {"accepted": False, "by": [], "stale": [], "not_red": []})
-        spec = perturbations.get(rec["perturbation"])
-        reasons = ["perturbation no longer in the specs"] if spec is None else \
-            evidence.staleness(rec, root, perturbation={**spec})
-        entry = {"perturbation": rec["perturbation"], "outcome": rec["outcome"], "reading": rec.get("reading"),
-                 "predicted": rec.get("predicted"), "green_after": rec.get("green_after"),
-                 "clean_runs": rec.get("clean_runs")}
-        if reasons:
-            row["stale"].append({**entry, "reasons": reasons})
-        elif evidence.accepts(rec):
-            row["accepted"] = True
-            row["by"].append(entry)
-            caught[rec["perturbation"]].append(rec["gate"])
-        else:
-            row["not_red"].append(entry)  # current, but not red by its own assertion with green after
-    return gates, caught
+    perturbations = {p.id: {**p.data} for p in cat.perturbations.values()}
+    judged = verdict.judge(store.load_all(paths.evidence_root(reports_dir)), root, perturbations)
+    gates = {g: {"accepted": v.accepted, "by": [_entry(j) for j in v.by], "stale": [_entry(j) for j in v.stale],
+                 "not_red": [_entry(j) for j in v.not_red]}
+             for g, v in verdict.by_gate(judged).items()}
+    caught = verdict.caught_by(judged, perturbations)
+    return gates, {pid: caught[pid] for pid in perturbations}
 
 
 def why_not_accepted(acc: dict) -> str:
@@ -68,7 +62,7 @@ def run(cat, args, say, gate_rows: list[dict] | None = None) -> dict:
     # a record that cannot be read is named, never skipped: another record may accept its gate,
     # but nobody can say what the bad one held
     problems = [f"evidence record {here.relative(f)} is not valid ({why}): {todo}"
-                for f, why, todo in evidence.scan(here.evidence)[1]]
+                for f, why, todo in store.scan(here.evidence)[1]]
     for row in gate_rows:
         acc = acceptance.get(row["gate"], {"accepted": False, "by": [], "stale": [], "not_red": []})
         row["accepted"] = acc["accepted"]

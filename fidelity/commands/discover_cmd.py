@@ -92,7 +92,7 @@ def run(args) -> int:
     from fidelity import writer_lock
     from fidelity.discover import records
     from fidelity.perturb import PerturbError
-    from fidelity.perturb.errors import TargetNotFound
+    from fidelity.targets.errors import TargetNotFound
     from fidelity.subjects.registry import SubjectLoadError
 
     try:

@@ -122,19 +122,20 @@ def _option_problem(args) -> str | None:
 def evidence_folder(args) -> Path:
     """Where this run's evidence goes (and --stale reads it): as asked, else the project's,
     else (--file) the catalogue's own, so its ids never touch the project's records."""
-    from fidelity.perturb import evidence
+    from fidelity.evidence import paths
 
     if args.evidence is not None:
         return args.evidence.resolve()
     if args.reports is not None:
-        return evidence.evidence_root(args.reports.resolve())
+        return paths.evidence_root(args.reports.resolve())
     if args.file is not None:
-        return evidence.catalogue_evidence_root(args.project.reports, args.file)
+        return paths.catalogue_evidence_root(args.project.reports, args.file)
     return args.project.evidence
 
 
 def run(args) -> int:
     from fidelity.perturb import PerturbError
+    from fidelity.targets.errors import TargetError
 
     problem = _option_problem(args)
     if problem:
@@ -170,7 +171,7 @@ def run(args) -> int:
             results = _run_groups(groups, args, say)
     except writer_lock.FolderBusy as exc:
         return _usage(str(exc))
-    except PerturbError as exc:
+    except (PerturbError, TargetError) as exc:
         # a patch that cannot be applied is the spec's to fix: say where the perturbation is written
         where = {p["id"]: p["file"] for p in perturbations}.get(getattr(exc, "perturbation_id", None))
         return _usage(f"{where}: {exc}" if where else str(exc))

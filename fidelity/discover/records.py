@@ -28,7 +28,12 @@ import json
 import os
 from pathlib import Path
 
-from fidelity.perturb import evidence, gate_index, jsonio, launch, locate
+from fidelity.evidence import jsonio
+from fidelity.evidence.paths import sanitise
+from fidelity.evidence.record import utc_now, versions
+from fidelity.perturb import gate_index, launch
+from fidelity.targets import locate
+from fidelity.targets.errors import TargetNotFound
 from fidelity.perturb.errors import GateCollectionError
 
 SCHEMA = "fidelity.discover/1"
@@ -43,8 +48,8 @@ def discovery_root(reports_dir: str | os.PathLike) -> Path:
 def record_path(reports_dir: str | os.PathLike, module: str, subject: str | None = None) -> Path:
     folder = discovery_root(reports_dir)
     if subject:
-        folder = folder / evidence.sanitise(subject)
-    return folder / f"{evidence.sanitise(module)}.json"
+        folder = folder / sanitise(subject)
+    return folder / f"{sanitise(module)}.json"
 
 
 def mutant_key(edit: dict) -> str:
@@ -67,7 +72,7 @@ def current_hashes(module: str, repo_root: Path, test_paths: list[str], environm
     """The three hashes a record of `module` would carry now (None for a module not found)."""
     try:
         source = jsonio.sha256_file(locate.find_source(module, locate.child_search_path(str(repo_root))))
-    except locate.TargetNotFound:
+    except TargetNotFound:
         source = None
     env = launch.with_overrides(dict(os.environ), environment)
     return {"target_source": source, "gates": gates_sha256(test_paths, Path(repo_root), env, module, environment),
@@ -111,7 +116,7 @@ def build(discovery, *, target_file: str, subject: str | None, hashes: dict) -> 
     return {"schema": SCHEMA, "module": discovery.module, "target_file": target_file, "subject": subject,
             "hashes": hashes, "counts": data["counts"], "dropped": data["dropped"],
             "gates_set_aside": data["gates_set_aside"], "mutants": data["mutants"],
-            "versions": evidence.versions(), "recorded_at": evidence.utc_now()}
+            "versions": versions(), "recorded_at": utc_now()}
 
 
 def write(reports_dir: str | os.PathLike, record: dict) -> Path:

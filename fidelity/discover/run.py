@@ -26,7 +26,8 @@ from pathlib import Path
 from fidelity.discover import operators as ops
 from fidelity.discover import equivalence, records
 from fidelity.discover.reach import reach_of
-from fidelity.perturb import jsonio, locate, patching
+from fidelity.evidence import jsonio
+from fidelity.targets import locate, patching
 from fidelity.perturb.runner import observe
 
 OUTCOMES = ("killed", "error", "equivalent", "blind_spot", "undecided")

@@ -4,16 +4,17 @@
     result = run(perturbations, repo_root=".", reports_dir="reports")
     print(result.table()); sys.exit(0 if result.ok else 1)
 
+It reads its targets through fidelity.targets (locate, patching) and writes evidence through
+fidelity.evidence (records, outcomes, staleness, the verdict).
+
 Modules, one idea each:
-  patching       apply a perturbation's edits to a source text (PatchError)
-  locate         find a target module's source file without importing it
   import_hook    serve the patched source for the target module in a child
   pytest_plugin  what a child's pytest records per test (outcome, kind, readings, fixtures read)
   child          `python -m fidelity.perturb.child JOB.json`
   launch         start a child, time it out, read what it left
   gate_index     which gates exist and which cover a module (cached)
-  outcomes       per-gate outcome of a child: red_by_assertion / red_other / survived / skipped
-  evidence       one JSON record per gate x perturbation; current / stale; acceptance
+  outcomes       per-gate Outcome of a child
+  clean_runs     how many unpatched runs, and the verdict over them (flaky or not)
   result         RunResult: its JSON and its table
   runner         `run`: baseline, forced failure, perturbations, green after, evidence
 
@@ -30,15 +31,9 @@ _EXPORTS = {
     "PerturbationResult": "fidelity.perturb.result",
     "GateResult": "fidelity.perturb.result",
     "PerturbError": "fidelity.perturb.errors",
-    "PatchError": "fidelity.perturb.errors",
-    "TargetNotFound": "fidelity.perturb.errors",
     "InvalidPerturbation": "fidelity.perturb.errors",
     "UnknownGate": "fidelity.perturb.errors",
     "GateCollectionError": "fidelity.perturb.errors",
-    "load_all": "fidelity.perturb.evidence",
-    "is_current": "fidelity.perturb.evidence",
-    "staleness": "fidelity.perturb.evidence",
-    "acceptance": "fidelity.perturb.evidence",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -33,7 +33,7 @@ import traceback
 
 import pytest
 
-from fidelity.perturb import jsonio
+from fidelity.evidence import jsonio
 from fidelity.perturb.pytest_plugin import ANOTHER_RED
 
 SWAP_IMPOSSIBLE = "swap_impossible"

@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _write_results(path: str, results: dict) -> None:
-    from fidelity.perturb import jsonio
+    from fidelity.evidence import jsonio
 
     jsonio.write_json(path, results)
 

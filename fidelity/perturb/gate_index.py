@@ -22,7 +22,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fidelity.perturb import jsonio, launch
+from fidelity.evidence import jsonio
+from fidelity.perturb import launch
 from fidelity.perturb.errors import GateCollectionError
 
 INDEX_FORMAT = 3  # 2: items carry skip_marker; 3: and mechanism, gate_class

@@ -1,26 +1,17 @@
-"""From one child's per-test results to one outcome per gate (evidence rule 4).
+"""From one child's per-test results to one Outcome per gate (evidence rule 4; the four outcomes
+are defined in fidelity.evidence.outcome).
 
-  red_by_assertion  at least one instance failed by the gate's own assertion;
-                    the reading is that instance's recorded "reading" (None if
-                    it recorded none)
-  red_other         red for another reason: an instance failed otherwise
-                    (ImportError, a shape error, an assert in the subject, a
-                    fixture error), the gate's file did not collect, or the
-                    child timed out / crashed before the gate finished.
-                    Recorded, never counted.
-  survived          every instance ran and passed
-  skipped           every instance that ran was skipped (nothing was checked)
+A gate is red_by_assertion when an instance failed by the gate's own assertion (the reading is that
+instance's recorded "reading", None if it recorded none); red_other when an instance failed
+otherwise, the gate's file did not collect, or the child timed out or crashed before the gate
+finished; skipped when every instance that ran was skipped; survived otherwise.
 """
 from __future__ import annotations
 
-from fidelity.perturb import jsonio
+from fidelity.evidence import jsonio
+from fidelity.evidence.outcome import Outcome
 from fidelity.perturb.launch import OK_EXIT_CODES, ChildRun
 
-RED_BY_ASSERTION = "red_by_assertion"
-RED_OTHER = "red_other"
-SURVIVED = "survived"
-SKIPPED = "skipped"
-OUTCOMES = (RED_BY_ASSERTION, RED_OTHER, SURVIVED, SKIPPED)
 
 INSTANCE_FIELDS = ("nodeid", "outcome", "phase", "kind", "exc_type", "message", "raised_in", "skip_reason", "readings")
 
@@ -46,14 +37,14 @@ def classify_gate(gate: str, gate_file: str, child: ChildRun, expected_instances
     if by_assertion:
         first = by_assertion[0]
         reading = jsonio.decode_float((first.get("readings") or {}).get("reading"))
-        return dict(out, outcome=RED_BY_ASSERTION, reading=reading,
+        return dict(out, outcome=Outcome.RED_BY_ASSERTION, reading=reading,
                     detail=f"{first['nodeid']}: {first.get('exc_type')}: {_first_line(first.get('message'))}")
 
     other = [i for i in instances if i["outcome"] in ("failed", "error")]
     if other:
         first = other[0]
         where = f" (in {first['phase']}, raised at {first.get('raised_in')})" if first.get("raised_in") else f" (in {first['phase']})"
-        return dict(out, outcome=RED_OTHER, reading=None,
+        return dict(out, outcome=Outcome.RED_OTHER, reading=None,
                     detail=f"{first['nodeid']}: {first.get('exc_type')}: {_first_line(first.get('message'))}{where}")
 
     in_flight_here = child.in_flight is not None and child.in_flight.split("[", 1)[0] == gate
@@ -61,7 +52,7 @@ def classify_gate(gate: str, gate_file: str, child: ChildRun, expected_instances
     if child.status != "ok" and (in_flight_here or incomplete or not instances):
         what = child.status_text
         detail = what if in_flight_here else f"{what}, before this gate finished"
-        return dict(out, outcome=RED_OTHER, reading=None, detail=detail)
+        return dict(out, outcome=Outcome.RED_OTHER, reading=None, detail=detail)
 
     if not instances:
         errs = [e for e in child.collect_errors if e.get("nodeid") in ("", gate_file) or gate.startswith(e.get("nodeid") + "::")]
@@ -73,16 +64,16 @@ def classify_gate(gate: str, gate_file: str, child: ChildRun, expected_instances
             detail = f"not collected (pytest exit code {child.returncode})"
         else:
             detail = "not collected"
-        return dict(out, outcome=RED_OTHER, reading=None, detail=detail)
+        return dict(out, outcome=Outcome.RED_OTHER, reading=None, detail=detail)
 
     if all(i["outcome"] == "skipped" for i in instances):
-        return dict(out, outcome=SKIPPED, reading=None, detail=_first_line(instances[0].get("skip_reason")))
-    return dict(out, outcome=SURVIVED, reading=None, detail="")
+        return dict(out, outcome=Outcome.SKIPPED, reading=None, detail=_first_line(instances[0].get("skip_reason")))
+    return dict(out, outcome=Outcome.SURVIVED, reading=None, detail="")
 
 
 def is_green(outcome: str) -> bool:
     """Green for the purpose of baseline / green-after: ran and nothing went red."""
-    return outcome in (SURVIVED, SKIPPED)
+    return Outcome(outcome).green
 
 
 def readings_by_nodeid(child: ChildRun) -> dict[str, dict]:

@@ -41,7 +41,7 @@ import traceback
 
 import pytest
 
-from fidelity.perturb import jsonio
+from fidelity.evidence import jsonio
 from fidelity.perturb.line_trace import LinesExecuted
 
 RESULTS_ENV = "FIDELITY_PERTURB_RESULTS"

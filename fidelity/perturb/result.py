@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fidelity.perturb import jsonio
-from fidelity.perturb.outcomes import RED_BY_ASSERTION, RED_OTHER, SKIPPED, SURVIVED
+from fidelity.evidence import jsonio
+from fidelity.evidence.outcome import Outcome
+
 
 # the groups of an observation, in the order they are reported; a survived gate is "green"
-OBSERVED_GROUPS = ((RED_BY_ASSERTION, "red_by_assertion"), (RED_OTHER, "red_other"), (SKIPPED, "skipped"),
-                   (SURVIVED, "green"))
+OBSERVED_GROUPS = ((Outcome.RED_BY_ASSERTION, "red_by_assertion"), (Outcome.RED_OTHER, "red_other"), (Outcome.SKIPPED, "skipped"),
+                   (Outcome.SURVIVED, "green"))
 OBSERVED_LABELS = {"red_by_assertion": "red by assertion", "red_other": "red for another reason",
                    "skipped": "skipped", "green": "green"}
 
@@ -71,7 +72,7 @@ class PerturbationResult:
 
     @property
     def red_by_assertion(self) -> list[str]:
-        return [o.gate for o in self.outcomes if o.outcome == RED_BY_ASSERTION]
+        return [o.gate for o in self.outcomes if o.outcome == Outcome.RED_BY_ASSERTION]
 
     @property
     def survivor(self) -> bool:
@@ -85,7 +86,7 @@ class PerturbationResult:
         if self.observe:
             return []
         return [{"gate": o.gate, "outcome": o.outcome, "detail": o.detail}
-                for o in self.outcomes if o.listed and o.outcome != RED_BY_ASSERTION]
+                for o in self.outcomes if o.listed and o.outcome != Outcome.RED_BY_ASSERTION]
 
     def observation(self) -> dict:
         """What each gate did under this perturbation, grouped (see OBSERVED_GROUPS), in gate order."""
@@ -103,7 +104,7 @@ class PerturbationResult:
         if self.observe:
             return self._observed_summary()
         red = self.red_by_assertion
-        other = [o for o in self.outcomes if o.outcome == RED_OTHER]
+        other = [o for o in self.outcomes if o.outcome == Outcome.RED_OTHER]
         if red:
             s = f"red by assertion ({len(red)} gate{'s' if len(red) != 1 else ''})"
         elif not self.outcomes:
@@ -158,7 +159,7 @@ class PerturbationResult:
 def _observed_reading(o: GateResult) -> float | None:
     """The reading a gate compared: its red instance's, else (green) the first instance's that
     recorded one, so a blind-spot search sees how near a surviving gate came to its bound."""
-    if o.reading is not None or o.outcome != SURVIVED:
+    if o.reading is not None or o.outcome != Outcome.SURVIVED:
         return o.reading
     for inst in o.instances:
         reading = (inst.get("readings") or {}).get("reading")
@@ -258,8 +259,8 @@ class RunResult:
             if not p.outcomes:
                 rows.append([p.id, "(no gate covers the target)" if p.status != "not_run" else "(not run)", "-", "-", "-", "-"])
             for o in p.outcomes:
-                outcome = o.outcome.replace("_", " ") + (" [MISS]" if o.listed and o.outcome != RED_BY_ASSERTION else "")
-                if o.outcome == RED_OTHER and o.detail:
+                outcome = o.outcome.replace("_", " ") + (" [MISS]" if o.listed and o.outcome != Outcome.RED_BY_ASSERTION else "")
+                if o.outcome == Outcome.RED_OTHER and o.detail:
                     outcome += f" ({_short(o.detail)})"
                 pred = "-"
                 if o.predicted is not None:

@@ -30,7 +30,7 @@ The steps, in order (DESIGN.md, "The evidence rules"):
  7. the targets' source files, the gate files and every file under fixtures/
     are hashed before step 4 and after step 6: any change on disk fails the run
     loudly ("source_changed") and no evidence is written;
- 8. evidence: one record per gate x perturbation (evidence.py), under
+ 8. evidence: one record per gate x perturbation (fidelity.evidence), under
     `evidence_dir` (default `<reports_dir>/evidence`).
 
 With observe=True (or `observe(...)`) nothing is expected: a perturbation's
@@ -77,13 +77,16 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
-from fidelity.perturb import evidence, gate_index, jsonio, launch, locate, outcomes, patching
+from fidelity.evidence import jsonio, paths, record, staleness, store
+from fidelity.perturb import gate_index, launch, outcomes
 from fidelity.perturb import batch as batch_mod
 from fidelity.perturb import clean_runs
 from fidelity.perturb import warm_start as warm_start_mod
 from fidelity.perturb.errors import InvalidPerturbation, UnknownGate
 from fidelity.perturb.line_trace import reaches
 from fidelity.perturb.result import GateResult, PerturbationResult, RunResult
+from fidelity.targets import locate, patching
+from fidelity.targets.errors import TargetNotFound
 
 FORCED_RED_GATE = Path(__file__).with_name("forced_red_gate.py")
 FIXTURES_DIR = "fixtures"
@@ -195,7 +198,7 @@ def run(
                                   "observations: acceptance needs every listed gate red, a green baseline, "
                                   "and each perturbation in a child of its own")
     root = Path(repo_root).resolve()
-    records_root = _abs(evidence_dir, root) if evidence_dir is not None else evidence.evidence_root(_abs(reports_dir, root))
+    records_root = _abs(evidence_dir, root) if evidence_dir is not None else paths.evidence_root(_abs(reports_dir, root))
     fixtures = _abs(fixtures_dir, root)
     cache = _abs(cache_dir, root) if cache_dir is not None else gate_index.cache_dir(root)
     test_paths = [str(t) for t in test_paths]
@@ -212,7 +215,7 @@ def run(
     perts = [validate(p) for p in perturbations]
     seen: dict[str, str] = {}
     for p in perts:
-        key = evidence.sanitise(p["id"])
+        key = paths.sanitise(p["id"])
         if key in seen:
             raise InvalidPerturbation(f"perturbation ids {seen[key]!r} and {p['id']!r} collide (same evidence directory)")
         seen[key] = p["id"]
@@ -221,8 +224,8 @@ def run(
     for p in perts:
         try:
             path = locate.find_source(p["target"], search)
-        except locate.TargetNotFound as e:
-            raise locate.TargetNotFound(f"perturbation {p['id']}" + (f" ({p['file']})" if p["file"] else "") + f": {e}") from None
+        except TargetNotFound as e:
+            raise TargetNotFound(f"perturbation {p['id']}" + (f" ({p['file']})" if p["file"] else "") + f": {e}") from None
         patches[p["id"]] = patching.make_patch(p["id"], p["target"], path, p["edits"],
                                                display_path=locate.module_path(p["target"], path))
 
@@ -261,7 +264,7 @@ def run(
         mutants = [{"id": p["id"], "module": p["target"], "path": patches[p["id"]].path,
                     "source": patches[p["id"]].patched, "keep": sorted(instances_of[p["id"]]),
                     "timeout_s": p["timeout_s"] or timeout_s,
-                    "results": os.path.join(workdir, "batch-results", evidence.sanitise(p["id"]) + ".json")}
+                    "results": os.path.join(workdir, "batch-results", paths.sanitise(p["id"]) + ".json")}
                    for p in part]
         os.makedirs(os.path.join(workdir, "batch-results"), exist_ok=True)
         j_keep = set().union(*(instances_of[p["id"]] for p in part))
@@ -329,12 +332,12 @@ def run(
         # 3. stale_only: keep what is current
         todo = list(perts)
         if stale_only:
-            records = evidence.load_all(records_root)
+            records = store.load_all(records_root)
             todo = []
             for p in perts:
-                mine = {r["gate"]: r for r in records if r["perturbation"] == p["id"]}
+                mine = {r.gate: r for r in records if r.perturbation == p["id"]}
                 gates = gates_of[p["id"]]
-                if gates and all(g in mine and evidence.is_current(mine[g], root, p) for g in gates):
+                if gates and all(g in mine and staleness.is_current(mine[g], root, p) for g in gates):
                     _from_records(results[p["id"]], [mine[g] for g in gates])
                     emit("skip", f"{p['id']} ... evidence current, not re-run", id=p["id"])
                 else:
@@ -485,7 +488,7 @@ def run(
                     for o in results[p["id"]].outcomes:
                         if o.gate == g:
                             o.green_after = green[g]
-                            o.fixtures_read = sorted(set(o.fixtures_read) | {evidence.rel_to_root(f, root) for f in c["fixtures_read"]})
+                            o.fixtures_read = sorted(set(o.fixtures_read) | {paths.rel_to_root(f, root) for f in c["fixtures_read"]})
             for p in todo:
                 pr = results[p["id"]]
                 if pr.outcomes:
@@ -501,7 +504,7 @@ def run(
                 base_fx.setdefault(it["gate"], set()).update(it.get("fixtures_read", []))
         for p in todo:
             for o in results[p["id"]].outcomes:
-                o.fixtures_read = sorted(set(o.fixtures_read) | {evidence.rel_to_root(f, root) for f in base_fx.get(o.gate, ())})
+                o.fixtures_read = sorted(set(o.fixtures_read) | {paths.rel_to_root(f, root) for f in base_fx.get(o.gate, ())})
     except BaseException:
         launch.kill_all()
         raise
@@ -516,10 +519,10 @@ def run(
     for p in todo:  # every file under fixtures/ was hashed before: one read but not hashed appeared during the run
         for o in results[p["id"]].outcomes:
             for fx in o.fixtures_read:
-                full = str(evidence.resolve(fx, root))
+                full = str(paths.resolve(fx, root))
                 if full not in hashes_before:
                     hashes_before[full], hashes_after[full] = None, jsonio.sha256_file(full)
-    changed = sorted(evidence.rel_to_root(f, root) for f in hashes_before if hashes_before[f] != hashes_after.get(f))
+    changed = sorted(paths.rel_to_root(f, root) for f in hashes_before if hashes_before[f] != hashes_after.get(f))
     result.sources = {"watched": len(hashes_before), "changed": changed}
     if changed:
         result.error_kind = "source_changed"
@@ -547,23 +550,23 @@ def observe(perturbations: Iterable[dict], **options) -> RunResult:
 def _write_evidence(todo, results, patches, records_root: Path, root: Path, hashes_before, result: RunResult,
                     emit) -> None:
     """Step 8: one record per gate run, and no records left of gates a perturbation no longer runs."""
-    vers = evidence.versions()
-    now = evidence.utc_now()
+    vers = record.versions()
+    now = record.utc_now()
     for p in todo:
         pr = results[p["id"]]
         patch = patches[p["id"]]
-        edir = evidence.record_dir(records_root, p["id"])
+        edir = paths.record_dir(records_root, p["id"])
         written = set()
         for o in pr.outcomes:
             rec = _record(p, pr, patch, o, root, hashes_before, vers, now, result.baseline["clean_runs"])
-            path = evidence.write_record(records_root, rec)
+            path = store.write_record(records_root, rec)
             written.add(path.name)
-            result.evidence.append(evidence.rel_to_root(path, root))
+            result.evidence.append(paths.rel_to_root(path, root))
         if edir.is_dir():  # records of gates this perturbation no longer runs
             for old in edir.glob("*.json"):
                 if old.name not in written:
                     old.unlink()
-    emit("evidence", f"evidence: {len(result.evidence)} records under {evidence.rel_to_root(records_root, root)}")
+    emit("evidence", f"evidence: {len(result.evidence)} records under {paths.rel_to_root(records_root, root)}")
 
 
 # ---------------------------------------------------------------- helpers
@@ -704,28 +707,28 @@ def _gate_result(g: str, index, child: launch.ChildRun, p: dict, root: Path, exp
         gate_file=info["file"],
         equations=info["equations"],
         instances=c["instances"],
-        fixtures_read=sorted(evidence.rel_to_root(f, root) for f in c["fixtures_read"]),
+        fixtures_read=sorted(paths.rel_to_root(f, root) for f in c["fixtures_read"]),
     )
 
 
 def _record(p, pr: PerturbationResult, patch, o: GateResult, root: Path, hashes_before, vers, now,
             runs: int) -> dict:
     def sha(path: str) -> str | None:
-        full = str(evidence.resolve(path, root))
+        full = str(paths.resolve(path, root))
         return hashes_before.get(full) or jsonio.sha256_file(full)
 
     pred = None
     if o.predicted is not None:
         pred = {"reading": jsonio.encode_float(o.predicted["reading"]), "note": o.predicted.get("note", "")}
     return {
-        "schema": evidence.SCHEMA,
+        "schema": record.SCHEMA,
         "perturbation": p["id"],
         "title": p["title"],
         "spec_file": p["file"],
         "target": p["target"],
         "target_file": pr.target_file,
         "edits": p["edits"],
-        "edits_sha256": evidence.edits_sha256(p["target"], p["edits"]),
+        "edits_sha256": record.edits_sha256(p["target"], p["edits"]),
         "diff": patch.diff,
         "gate": o.gate,
         "gate_file": o.gate_file,
@@ -749,19 +752,18 @@ def _record(p, pr: PerturbationResult, patch, o: GateResult, root: Path, hashes_
     }
 
 
-def _from_records(pr: PerturbationResult, records: list[dict]) -> None:
+def _from_records(pr: PerturbationResult, records: list) -> None:
     """Fill a PerturbationResult from current evidence (stale_only: not re-run)."""
     pr.status = "current"
     pr.outcomes = []
     for r in records:
-        pred = r.get("predicted")
+        pred = r.predicted
         if pred is not None:
             pred = dict(pred, reading=jsonio.decode_float(pred.get("reading")))
         pr.outcomes.append(GateResult(
-            gate=r["gate"], outcome=r["outcome"], reading=jsonio.decode_float(r.get("reading")), predicted=pred,
-            listed=bool(r.get("listed")), detail=r.get("detail", ""), green_after=r.get("green_after"),
-            gate_file=r.get("gate_file", ""), equations=r.get("equations", []), instances=r.get("instances", []),
-            fixtures_read=sorted((r.get("hashes") or {}).get("fixtures", {})),
+            gate=r.gate, outcome=r.outcome, reading=jsonio.decode_float(r.reading), predicted=pred,
+            listed=r.listed, detail=r.detail, green_after=r.green_after, gate_file=r.gate_file,
+            equations=list(r.equations), instances=list(r.instances), fixtures_read=r.fixtures,
         ))
     pr.restored = all(o.green_after is True for o in pr.outcomes) if pr.outcomes else None
 

@@ -54,7 +54,7 @@ def _finite(value):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return value
     if isinstance(value, float) and not math.isfinite(value):
-        from fidelity.perturb import jsonio
+        from fidelity.evidence import jsonio
 
         return jsonio.encode_float(value)
     return value

@@ -16,6 +16,7 @@ which one it is.
 """
 from __future__ import annotations
 
+from fidelity.evidence.outcome import Outcome
 from fidelity.report.blocks import (Bullets, Code, CodeBlock, Document, Heading, Link, Para, Plot, Strong, Table,
                                     Tag, anchor)
 from fidelity.report.discovery import OUTCOMES as DISCOVERY_OUTCOMES
@@ -79,8 +80,8 @@ def gate_codes(gates, empty=DASH):
     return codes([_gate_short(g) for g in gates], empty)
 
 
-_OUTCOME_TAG = {"red_by_assertion": ("red by assertion", "red"), "red_other": ("red for another reason", "other"),
-                "survived": ("survived", "survived"), "skipped": ("skipped", "skipped")}
+_OUTCOME_TAG = {o: (o.words, kind) for o, kind in ((Outcome.RED_BY_ASSERTION, "red"), (Outcome.RED_OTHER, "other"),
+                                                 (Outcome.SURVIVED, "survived"), (Outcome.SKIPPED, "skipped"))}
 
 
 def outcome_tag(outcome: str | None):

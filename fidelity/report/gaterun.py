@@ -49,7 +49,7 @@ class ThirdPartyRunError(Exception):
 
 
 def _float(value) -> float | None:
-    from fidelity.perturb import jsonio
+    from fidelity.evidence import jsonio
 
     try:
         return jsonio.decode_float(value)
@@ -73,9 +73,9 @@ def readings_summary(instances: list[dict]) -> dict:
 
 
 def _environment() -> dict:
-    from fidelity.perturb import evidence
+    from fidelity.evidence.record import versions
 
-    v = evidence.versions()
+    v = versions()
     try:
         import torch
         cuda = bool(torch.cuda.is_available())
@@ -89,7 +89,8 @@ def run(repo_root: Path, fixtures_dir: Path, say=lambda msg: None) -> dict:
     """Run the gate suite of the project at `repo_root` once (a child pytest) and return the record."""
     from fidelity import project
     from fidelity.check import gates_stage
-    from fidelity.perturb import evidence
+    from fidelity.evidence.paths import rel_to_root
+    from fidelity.evidence.record import utc_now
 
     say("report: running the gate suite for the subject matrix (skip with --no-gates) ...")
     data = gates_stage.run_gate_suite(project.load(repo_root), extra_args=("--fidelity-fixtures", str(fixtures_dir)),
@@ -100,14 +101,14 @@ def run(repo_root: Path, fixtures_dir: Path, say=lambda msg: None) -> dict:
         by_gate.setdefault(it["gate"], []).append(it)
     for row in rows:
         instances = by_gate.get(row["gate"], [])
-        row["fixtures_read"] = sorted({evidence.rel_to_root(f, repo_root)
+        row["fixtures_read"] = sorted({rel_to_root(f, repo_root)
                                        for it in instances for f in it.get("fixtures_read", [])})
         row.update(readings_summary(instances))
         row["failed"] = [{"nodeid": f["nodeid"], "message": (f.get("message") or "").splitlines()[0][:300]
                           if f.get("message") else ""} for f in row["failed"]]
     n = sum(r["instances"] for r in rows)
     say(f"report: gate suite done: {len(rows)} gates, {n} instances, pytest exit {data['returncode']}")
-    return {"schema": SCHEMA, "recorded_at": evidence.utc_now(), "environment": _environment(),
+    return {"schema": SCHEMA, "recorded_at": utc_now(), "environment": _environment(),
             "returncode": data["returncode"], "collect_errors": data.get("collect_errors", []),
             # availability as the gate child saw it (its TRITON_INTERPRET, its devices), never recomputed here
             "subjects": data.get("subjects") or [], "gates": rows}
@@ -193,6 +194,6 @@ def load(path: Path) -> dict:
 
 
 def dumps(record: dict) -> str:
-    from fidelity.perturb import jsonio
+    from fidelity.evidence import jsonio
 
     return jsonio.dumps(record)

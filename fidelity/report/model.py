@@ -6,10 +6,10 @@ nothing else, so they cannot disagree. Nothing here reads the clock: the only
 times in the ledger are the evidence records' own `recorded_at`.
 
 The rules the renderers rely on:
-- an evidence record is CURRENT when evidence.staleness finds nothing (gate file,
+- an evidence record is CURRENT when fidelity.evidence.staleness finds nothing (gate file,
   target source, fixtures and the perturbation's edits hash as recorded);
-- a gate is ACCEPTED with a current record red by its own assertion and green
-  after (the rule of fidelity.check.evidence_stage);
+- a gate is ACCEPTED with a current record that accepts it (EvidenceRecord.accepted:
+  red by its own assertion, green after, enough clean runs; fidelity.evidence.verdict);
 - a red-to-green row is OBSERVED when it comes from an evidence record (marked
   STALE when that record is no longer current) and PREDICTED ONLY when it comes
   from a perturbation's `predicted` list with no record behind it. A predicted
@@ -32,15 +32,14 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from fidelity.evidence.outcome import Outcome
 from fidelity.mechanisms.registry import known_mechanisms
 from fidelity.report import coverage, discovery
 from fidelity.report import separation as sep
 
 SCHEMA = "fidelity.report.ledger/1"
-RED = "red_by_assertion"
-RED_OTHER = "red_other"
-SURVIVED = "survived"
-SKIPPED = "skipped"
+RED, RED_OTHER, SURVIVED, SKIPPED = (Outcome.RED_BY_ASSERTION.value, Outcome.RED_OTHER.value, Outcome.SURVIVED.value,
+                                     Outcome.SKIPPED.value)  # the ledger is plain JSON: it holds the values
 OBSERVED, OBSERVED_STALE, PREDICTED_ONLY = "OBSERVED", "OBSERVED, STALE", "PREDICTED ONLY"
 IMPLEMENTED = ("implemented", "deviates")
 FINDING, ERROR, NOT_PROVIDED = "finding", "error", "not provided"   # a third-party subject's cells
@@ -81,42 +80,39 @@ def _paper_of_equation(cat, eq: str) -> str:
 
 # ---------------------------------------------------------------- evidence
 
-def _evidence(cat, records: list[dict], repo_root: Path, reports_dir: Path) -> list[dict]:
-    from fidelity.perturb import evidence
+def _evidence(cat, records: list, repo_root: Path, reports_dir: Path) -> list[dict]:
+    """One JSON-safe entry per record, with its verdict (fidelity.evidence.verdict)."""
+    from fidelity.evidence import paths, verdict
     from fidelity.report.gaterun import readings_summary
 
     out = []
-    for rec in records:
-        spec = cat.perturbations.get(rec["perturbation"])
-        reasons = ["perturbation no longer in the specs"] if spec is None else \
-            evidence.staleness(rec, repo_root, perturbation=dict(spec.data))
-        pred = rec.get("predicted")
-        versions = rec.get("versions") or {}
+    for j in verdict.judge(records, repo_root, {pid: dict(p.data) for pid, p in cat.perturbations.items()}):
+        rec = j.record
+        pred = rec.predicted
         out.append({
-            "perturbation": rec["perturbation"], "gate": rec["gate"], "title": rec.get("title", ""),
-            "target": rec.get("target", ""), "outcome": rec["outcome"], "reading": rec.get("reading"),
+            "perturbation": rec.perturbation, "gate": rec.gate, "title": rec.title,
+            "target": rec.target, "outcome": rec.outcome.value, "reading": rec.reading,
             "predicted": None if pred is None else {"reading": pred.get("reading"), "note": pred.get("note", "")},
-            "green_after": rec.get("green_after"), "recorded_at": rec.get("recorded_at"),
-            "accepts": evidence.accepts(rec), "clean_runs": rec.get("clean_runs"),
-            "versions": {k: versions.get(k) for k in ("python", "torch", "fidelity")},
-            "detail": rec.get("detail", ""), "listed": bool(rec.get("listed")),
-            "equations": sorted(rec.get("equations") or []), "gate_file": rec.get("gate_file"),
-            "fixtures": sorted(display_path(evidence.resolve(f, repo_root), repo_root)
-                               for f in (rec.get("hashes") or {}).get("fixtures") or {}),
-            "current": not reasons, "stale_reasons": reasons,
-            "path": display_path(evidence.record_path(evidence.evidence_root(reports_dir), rec["perturbation"],
-                                                      rec["gate"]), repo_root),
-            **readings_summary(rec.get("instances") or []),
+            "green_after": rec.green_after, "recorded_at": rec.recorded_at,
+            "accepts": rec.accepted, "clean_runs": rec.clean_runs,
+            "versions": {k: rec.versions.get(k) for k in ("python", "torch", "fidelity")},
+            "detail": rec.detail, "listed": rec.listed,
+            "equations": sorted(rec.equations), "gate_file": rec.gate_file,
+            "fixtures": sorted(display_path(paths.resolve(f, repo_root), repo_root) for f in rec.fixtures),
+            "current": j.current, "stale_reasons": list(j.stale_reasons),
+            "path": display_path(paths.record_path(paths.evidence_root(reports_dir), rec.perturbation, rec.gate),
+                                 repo_root),
+            **readings_summary(list(rec.instances)),
         })
     return out
 
 
-def _diffs(records: list[dict], entries: list[dict]) -> dict[str, str]:
+def _diffs(records: list, entries: list[dict]) -> dict[str, str]:
     """perturbation -> its diff, from a current record when there is one."""
     diffs: dict[str, str] = {}
     for rec, e in sorted(zip(records, entries), key=lambda re_: not re_[1]["current"]):
-        if rec.get("diff") and rec["perturbation"] not in diffs:
-            diffs[rec["perturbation"]] = rec["diff"]
+        if rec.diff and rec.perturbation not in diffs:
+            diffs[rec.perturbation] = rec.diff
     return diffs
 
 
@@ -247,7 +243,7 @@ def _red_to_green(pert: dict, entries: list[dict]) -> list[dict]:
 def _separations(cat, gates: dict[str, dict], fixtures_dir: Path, repo_root: Path) -> list[dict]:
     import json
 
-    from fidelity.perturb import jsonio
+    from fidelity.evidence import jsonio
 
     rows = []
     for g in gates.values():
@@ -532,10 +528,10 @@ def gather(cat, *, repo_root: Path, reports_dir: Path, fixtures_dir: Path, gate_
     `gates_dir`: the gate suite, for telling whether a discovery record is current (default: the
     project's at `repo_root`, else tests/gates)."""
     from fidelity.claims import check_claims
-    from fidelity.perturb import evidence
+    from fidelity.evidence import paths, store
 
     repo_root, reports_dir, fixtures_dir = Path(repo_root), Path(reports_dir), Path(fixtures_dir)
-    records = evidence.load_all(evidence.evidence_root(reports_dir))
+    records = store.load_all(paths.evidence_root(reports_dir))
     entries = _evidence(cat, records, repo_root, reports_dir)
     diffs = _diffs(records, entries)
     gates = _gates(cat, entries, gate_run, repo_root)
@@ -553,7 +549,7 @@ def gather(cat, *, repo_root: Path, reports_dir: Path, fixtures_dir: Path, gate_
     ledger = {
         "schema": SCHEMA,
         "inputs": {"specs": [display_path(f, repo_root) for f in cat.files],
-                   "evidence_dir": display_path(evidence.evidence_root(reports_dir), repo_root),
+                   "evidence_dir": display_path(paths.evidence_root(reports_dir), repo_root),
                    "evidence_records": len(records),
                    "current_records": sum(1 for e in entries if e["current"]),
                    "fixtures_dir": display_path(fixtures_dir, repo_root),

@@ -82,7 +82,7 @@ def generate(cat, opts: Options, say=lambda msg: None) -> tuple[dict[str, str], 
 
 
 def write(files: dict[str, str], out_dir: Path, gate_run: dict | None = None) -> list[Path]:
-    from fidelity.perturb import jsonio
+    from fidelity.evidence import jsonio
     from fidelity.report import gaterun
 
     written = []

@@ -114,7 +114,7 @@ def _clip(text: str, width: int) -> str:
 
 
 def separation_series(ledger: dict) -> list[dict]:
-    from fidelity.perturb import jsonio
+    from fidelity.evidence import jsonio
 
     rows = []
     for r in ledger["separations"]:

@@ -243,9 +243,9 @@ def _discovered_status(m: dict) -> dict:
 
 def _add_discovered(ledger: dict, files: dict, tests: dict, repo_root: Path, search: list[str]) -> None:
     """Every mutant `fidelity discover` recorded in our own code, in its file (see the docstring)."""
-    from fidelity.perturb.errors import TargetNotFound
-    from fidelity.perturb.locate import find_source, module_path
-    from fidelity.perturb.patching import read_source
+    from fidelity.targets.errors import TargetNotFound
+    from fidelity.targets.locate import find_source, module_path
+    from fidelity.targets.patching import read_source
 
     for module, e in sorted(((ledger.get("discovery") or {}).get("modules") or {}).items()):
         key = e["target_file"] or module_path(module, "")
@@ -290,9 +290,9 @@ def _mutant_order(m: dict):
 
 def build(ledger: dict, repo_root: Path) -> dict:
     """The report as a dict (see the module docstring)."""
-    from fidelity.perturb.errors import PatchError, TargetNotFound
-    from fidelity.perturb.locate import child_search_path, find_source, module_path
-    from fidelity.perturb.patching import apply_edits, read_source
+    from fidelity.targets.errors import PatchError, TargetNotFound
+    from fidelity.targets.locate import child_search_path, find_source, module_path
+    from fidelity.targets.patching import apply_edits, read_source
 
     repo_root = Path(repo_root)
     files: dict[str, dict] = {}

@@ -7,7 +7,7 @@ import torch
 
 from fidelity.adapters import attn_res, hyper_connections, pot
 from fidelity.adapters._common import INSTALL_HINT, unavailable
-from fidelity.perturb.locate import find_source
+from fidelity.targets.locate import find_source
 from fidelity.mechanisms import undeclared_mechanisms
 from fidelity.subjects.registry import load_reference
 from fidelity.subjects.subject import NotRun, Subject

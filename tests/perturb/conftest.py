@@ -70,7 +70,7 @@ class MainRun:
 
 
 def _tree_hashes(root: Path) -> dict[str, str]:
-    from fidelity.perturb.jsonio import sha256_file
+    from fidelity.evidence.jsonio import sha256_file
 
     return {str(p.relative_to(root)): sha256_file(p) for p in sorted(root.rglob("*"))
             if p.is_file() and "__pycache__" not in p.parts and "reports" not in p.parts

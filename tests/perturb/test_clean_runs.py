@@ -2,7 +2,8 @@
 all processes was accepted in 1 of 10 runs of `fidelity perturb P5` (three clean runs: 1 in 8)."""
 import random
 
-from fidelity.perturb import clean_runs, evidence
+from fidelity.evidence.record import SCHEMA, EvidenceRecord, record_hash
+from fidelity.perturb import clean_runs
 
 GATE = "tests/gates/test_g.py::test_g"
 
@@ -44,10 +45,16 @@ def test_a_reading_that_moves_between_runs_is_flaky_even_when_every_run_passes()
     assert clean_runs.judge({}, [same, same, same], 3) == {"red": [], "flaky": {}}
 
 
+def _accepted(record: dict) -> bool:
+    return EvidenceRecord.from_json({**record, "record_sha256": record_hash(record)}).accepted
+
+
 def test_a_record_accepts_only_after_enough_clean_runs():
-    record = {"outcome": "red_by_assertion", "green_after": True, "clean_runs": clean_runs.CLEAN_RUNS}
-    assert evidence.accepts(record)
-    assert not evidence.accepts({**record, "clean_runs": 2})  # the runner's count before issue 15
-    assert not evidence.accepts({k: v for k, v in record.items() if k != "clean_runs"})
-    assert not evidence.accepts({**record, "green_after": False})
-    assert not evidence.accepts({**record, "outcome": "red_other"})
+    record = {"schema": SCHEMA, "perturbation": "P1", "gate": GATE, "gate_file": "tests/gates/test_g.py", "target": "m",
+              "hashes": {}, "edits_sha256": "0", "outcome": "red_by_assertion", "green_after": True,
+              "clean_runs": clean_runs.CLEAN_RUNS}
+    assert _accepted(record)
+    assert not _accepted({**record, "clean_runs": 2})  # the runner's count before issue 15
+    assert not _accepted({k: v for k, v in record.items() if k != "clean_runs"})
+    assert not _accepted({**record, "green_after": False})
+    assert not _accepted({**record, "outcome": "red_other"})

@@ -8,7 +8,8 @@ import shutil
 import pytest
 from toy_project import fidelity, init_project
 
-from fidelity.perturb import evidence
+from fidelity.evidence import store
+from fidelity.evidence.record import RECREATE, SCHEMA, EvidenceRecord, record_hash
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +42,7 @@ def test_a_truncated_record_turns_check_red_naming_it_and_perturb_stale_re_creat
     assert problems[0].endswith("run `fidelity perturb --stale` to re-create it")
     assert "check: RED" in fidelity("check", cwd=root).stdout
     assert fidelity("perturb", "--stale", cwd=root).returncode == 0
-    assert json.loads(victim.read_text())["schema"] == evidence.SCHEMA
+    assert json.loads(victim.read_text())["schema"] == SCHEMA
     report, problems = _evidence_problems(root)
     assert report["ok"] and not problems
 
@@ -70,14 +71,14 @@ def test_a_record_copied_under_another_perturbation_is_named_as_a_copy(accepted,
 ])
 def test_each_kind_of_invalid_record_is_reported_with_its_reason(tmp_path, edit, says):
     root = tmp_path / "evidence"
-    good = {"schema": evidence.SCHEMA, "perturbation": "P1", "gate": "tests/g.py::test_x", "gate_file": "tests/g.py",
+    good = {"schema": SCHEMA, "perturbation": "P1", "gate": "tests/g.py::test_x", "gate_file": "tests/g.py",
             "target": "m", "outcome": "red_by_assertion", "hashes": {}, "green_after": True, "edits_sha256": "0",
             "reading": 0.25}
-    path = evidence.write_record(root, good)
+    path = store.write_record(root, good)
     stamped = json.loads(path.read_text())
-    assert stamped == {**good, "record_sha256": evidence.record_hash(good)}
-    assert evidence.scan(root) == ([stamped], [])
+    assert stamped == {**good, "record_sha256": record_hash(good)}
+    assert store.scan(root) == ([EvidenceRecord.from_json(stamped)], [])
     path.write_text(json.dumps(edit(stamped)))
-    records, bad = evidence.scan(root)
+    records, bad = store.scan(root)
     assert records == [] and [(f, why.startswith(says), todo) for f, why, todo in bad] == \
-        [(path, True, evidence.RECREATE)]
+        [(path, True, RECREATE)]

@@ -10,7 +10,8 @@ from pathlib import Path
 CHILD = textwrap.dedent("""
     import sys
     import pytest
-    from fidelity.perturb import import_hook, locate
+    from fidelity.perturb import import_hook
+    from fidelity.targets import locate
 
     target = "fidelity.impl.torch.rmsnorm"
     path = locate.find_source(target, sys.path)

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from fidelity.perturb import runner
-from fidelity.perturb.jsonio import sha256_file
-from fidelity.perturb.outcomes import RED_OTHER, SURVIVED
+from fidelity.evidence.jsonio import sha256_file
+from fidelity.evidence.outcome import Outcome
 from fidelity.perturb.result import GateResult, PerturbationResult, RunResult
 
 from .conftest import ARITH, GATE_ADD, GATE_NEG, GATE_SCALE, make_toy_repo
@@ -235,9 +235,9 @@ def _result(outcome: str, restored: bool | None, observe: bool) -> RunResult:
 
 
 def test_an_observation_is_ok_whatever_went_red_but_only_when_restored():
-    assert _result(SURVIVED, True, observe=False).ok is False       # a run: a survivor and a miss
-    assert _result(SURVIVED, True, observe=True).ok is True         # an observation expected nothing
-    assert _result(RED_OTHER, True, observe=True).ok is True
-    assert _result(SURVIVED, False, observe=True).ok is False       # not green again: not to be trusted
-    seen = _result(SURVIVED, True, observe=True)
+    assert _result(Outcome.SURVIVED, True, observe=False).ok is False       # a run: a survivor and a miss
+    assert _result(Outcome.SURVIVED, True, observe=True).ok is True         # an observation expected nothing
+    assert _result(Outcome.RED_OTHER, True, observe=True).ok is True
+    assert _result(Outcome.SURVIVED, False, observe=True).ok is False       # not green again: not to be trusted
+    seen = _result(Outcome.SURVIVED, True, observe=True)
     assert seen.perturbations[0].misses == [] and "MISS" not in seen.table()

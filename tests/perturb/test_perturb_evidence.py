@@ -5,7 +5,10 @@ import json
 import math
 import shutil
 
-from fidelity.perturb import evidence, jsonio
+from fidelity.evidence import jsonio, store, verdict
+from fidelity.evidence.paths import evidence_root, record_path
+from fidelity.evidence.record import SCHEMA, EvidenceRecord
+from fidelity.evidence.staleness import is_current, staleness
 
 from .conftest import GATE_ADD, GATE_NEG, GATE_SCALE, toy_perturbations
 
@@ -25,7 +28,7 @@ def test_one_record_per_gate_and_perturbation_valid_deterministic_json(main_run)
         rec = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))  # strict: no NaN
         assert jsonio.dumps(rec) == text  # sorted keys, indent 1: re-dumping gives the same bytes
     assert not list((main_run.repo / "reports").rglob("*.tmp"))
-    rec = json.loads(evidence.record_path(evidence.evidence_root(main_run.repo / "reports"), "P_add", GATE_ADD).read_text())
+    rec = json.loads(record_path(evidence_root(main_run.repo / "reports"), "P_add", GATE_ADD).read_text())
     assert rec["perturbation"] == "P_add" and rec["title"] == "add subtracts" and rec["spec_file"] == "specs/toy.yaml"
     assert rec["target"] == "toysubj.arith" and rec["target_file"] == "toysubj/arith.py"
     assert rec["gate"] == GATE_ADD and rec["gate_file"] == "tests/toygate_arith.py" and rec["equations"] == ["toy.add"]
@@ -38,75 +41,81 @@ def test_one_record_per_gate_and_perturbation_valid_deterministic_json(main_run)
     assert [i["nodeid"] for i in rec["instances"]] == [f"{GATE_ADD}[1.0]", f"{GATE_ADD}[2.0]"]
     assert {"python", "torch", "pytest"} <= set(rec["versions"]) and rec["recorded_at"].endswith("Z")
     assert "+    return a - b" in rec["diff"]
-    scale = json.loads(evidence.record_path(evidence.evidence_root(main_run.repo / "reports"), "P_add", GATE_SCALE).read_text())
+    scale = json.loads(record_path(evidence_root(main_run.repo / "reports"), "P_add", GATE_SCALE).read_text())
     assert scale["hashes"]["fixtures"] == {}  # it read no fixture
 
 
 def test_write_is_deterministic_and_non_finite_readings_stay_valid_json(tmp_path):
-    rec = {"schema": evidence.SCHEMA, "perturbation": "P/1", "gate": "tests/x.py::test_y", "reading": jsonio.encode_float(math.nan),
+    rec = {"schema": SCHEMA, "perturbation": "P/1", "gate": "tests/x.py::test_y", "reading": jsonio.encode_float(math.nan),
            "z": [3, 1], "a": {"b": 1, "a": 2}, "gate_file": "tests/x.py", "target": "m", "outcome": "red_by_assertion",
-           "hashes": {}, "green_after": True, "edits_sha256": "0"}  # every field a valid record has (evidence.scan)
-    p1 = evidence.write_record(evidence.evidence_root(tmp_path), rec)
+           "hashes": {}, "green_after": True, "edits_sha256": "0"}  # every field a valid record has (store.scan)
+    p1 = store.write_record(evidence_root(tmp_path), rec)
     first = p1.read_bytes()
-    p2 = evidence.write_record(evidence.evidence_root(tmp_path), dict(reversed(list(rec.items()))))
+    p2 = store.write_record(evidence_root(tmp_path), dict(reversed(list(rec.items()))))
     assert p1 == p2 and p2.read_bytes() == first
     assert p1.parent.name == "P_1" and p1.name == "tests_x.py_test_y.json"
     loaded = json.loads(first)
     assert loaded["reading"] == "NaN" and math.isnan(jsonio.decode_float(loaded["reading"]))
-    assert evidence.load_all(evidence.evidence_root(tmp_path)) == [loaded]
+    assert store.load_all(evidence_root(tmp_path)) == [EvidenceRecord.from_json(loaded)]
+
+
+def _acceptance(repo):
+    return verdict.by_gate(verdict.judge(store.load_all(evidence_root(repo / "reports")), repo))
 
 
 def test_acceptance(main_run):
-    acc = evidence.acceptance(evidence.evidence_root(main_run.repo / "reports"), main_run.repo)
-    assert acc[GATE_ADD]["accepted"] is True
-    assert acc[GATE_SCALE]["accepted"] is False  # only ever red for another reason
-    assert acc[GATE_NEG]["accepted"] is False  # survived, or red by the subject's own assert
-    assert {e["perturbation"] for e in acc[GATE_ADD]["current_evidence"]} == {p["id"] for p in toy_perturbations()}
-    assert all(not v["stale"] for v in acc.values())
-    red = [e for e in acc[GATE_ADD]["current_evidence"] if e["outcome"] == "red_by_assertion"]
-    assert red[0]["path"] == "reports/evidence/P_add/tests_toygate_arith.py_test_add_fixture.json"
+    acc = _acceptance(main_run.repo)
+    assert acc[GATE_ADD].accepted is True
+    assert acc[GATE_SCALE].accepted is False  # only ever red for another reason
+    assert acc[GATE_NEG].accepted is False  # survived, or red by the subject's own assert
+    current = acc[GATE_ADD].by + acc[GATE_ADD].not_red
+    assert {j.record.perturbation for j in current} == {p["id"] for p in toy_perturbations()}
+    assert all(not v.stale for v in acc.values())
+    red = [j.record for j in acc[GATE_ADD].by]
+    assert red and record_path(evidence_root(main_run.repo / "reports"), red[0].perturbation, red[0].gate) == \
+        main_run.repo / "reports/evidence/P_add/tests_toygate_arith.py_test_add_fixture.json"
 
 
 def test_changed_gate_file_makes_evidence_stale(main_run, tmp_path):
     repo = _copy(main_run, tmp_path)
     gate_file = repo / "tests" / "toygate_arith.py"
     gate_file.write_text(gate_file.read_text() + "\n# edited\n")
-    acc = evidence.acceptance(evidence.evidence_root(repo / "reports"), repo)
-    assert acc[GATE_ADD]["accepted"] is False and acc[GATE_ADD]["current_evidence"] == []
-    assert any("gate file tests/toygate_arith.py changed" in r for s in acc[GATE_ADD]["stale"] for r in s["reasons"])
+    acc = _acceptance(repo)
+    assert acc[GATE_ADD].accepted is False and acc[GATE_ADD].by == acc[GATE_ADD].not_red == []
+    assert any("gate file tests/toygate_arith.py changed" in r for j in acc[GATE_ADD].stale for r in j.stale_reasons)
 
 
 def test_changed_target_makes_evidence_stale(main_run, tmp_path):
     repo = _copy(main_run, tmp_path)
     target = repo / "toysubj" / "arith.py"
     target.write_text(target.read_text() + "\n# edited\n")
-    for rec in evidence.load_all(evidence.evidence_root(repo / "reports")):
-        assert not evidence.is_current(rec, repo)
-        assert "target source toysubj.arith changed" in evidence.staleness(rec, repo)
-    assert evidence.acceptance(evidence.evidence_root(repo / "reports"), repo)[GATE_ADD]["accepted"] is False
+    for rec in store.load_all(evidence_root(repo / "reports")):
+        assert not is_current(rec, repo)
+        assert "target source toysubj.arith changed" in staleness(rec, repo)
+    assert _acceptance(repo)[GATE_ADD].accepted is False
 
 
 def test_changed_fixture_makes_only_its_readers_stale(main_run, tmp_path):
     repo = _copy(main_run, tmp_path)
     fx = repo / "fixtures" / "add_case.json"
     fx.write_text(fx.read_text().replace("0.5", "0.25"))
-    recs = evidence.load_all(evidence.evidence_root(repo / "reports"))
-    add = [r for r in recs if r["gate"] == GATE_ADD]
-    others = [r for r in recs if r["gate"] != GATE_ADD]
-    assert add and all("fixture fixtures/add_case.json changed" in evidence.staleness(r, repo) for r in add)
-    assert others and all(evidence.is_current(r, repo) for r in others)
+    recs = store.load_all(evidence_root(repo / "reports"))
+    add = [r for r in recs if r.gate == GATE_ADD]
+    others = [r for r in recs if r.gate != GATE_ADD]
+    assert add and all("fixture fixtures/add_case.json changed" in staleness(r, repo) for r in add)
+    assert others and all(is_current(r, repo) for r in others)
     (repo / "fixtures" / "unused.json").write_text("{}")  # a fixture nobody read changes nothing
-    assert all(evidence.is_current(r, repo) for r in others)
+    assert all(is_current(r, repo) for r in others)
     fx.unlink()
-    assert all("fixture fixtures/add_case.json is missing" in evidence.staleness(r, repo) for r in add)
+    assert all("fixture fixtures/add_case.json is missing" in staleness(r, repo) for r in add)
 
 
 def test_changed_perturbation_makes_its_evidence_stale(main_run):
-    recs = [r for r in evidence.load_all(evidence.evidence_root(main_run.repo / "reports")) if r["perturbation"] == "P_add"]
+    recs = [r for r in store.load_all(evidence_root(main_run.repo / "reports")) if r.perturbation == "P_add"]
     p = next(x for x in toy_perturbations() if x["id"] == "P_add")
-    assert all(evidence.is_current(r, main_run.repo, p) for r in recs)
+    assert all(is_current(r, main_run.repo, p) for r in recs)
     p2 = dict(p, edits=[{"find": "return a + b", "replace": "return a * b"}])
-    assert all(not evidence.is_current(r, main_run.repo, p2) for r in recs)
+    assert all(not is_current(r, main_run.repo, p2) for r in recs)
 
 
 def test_committed_evidence_holds_no_path_of_the_machine_that_recorded_it():

@@ -9,7 +9,7 @@ import traceback
 import pytest
 
 from fidelity.perturb import import_hook
-from fidelity.perturb.jsonio import sha256_file
+from fidelity.evidence.jsonio import sha256_file
 
 
 @pytest.fixture

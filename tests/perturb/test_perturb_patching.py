@@ -5,9 +5,9 @@ import sys
 
 import pytest
 
-from fidelity.perturb import patching
-from fidelity.perturb.errors import PatchError, TargetNotFound
-from fidelity.perturb.locate import find_source
+from fidelity.targets import patching
+from fidelity.targets.errors import PatchError, TargetNotFound
+from fidelity.targets.locate import find_source
 
 from .conftest import TEST_PATHS, make_toy_repo
 

@@ -30,9 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fidelity.discover import records as discovery_records
-from fidelity.perturb import evidence
-from fidelity.perturb.clean_runs import CLEAN_RUNS
-from fidelity.perturb.patching import apply_edits, unified_diff
+from fidelity.evidence import store
+from fidelity.evidence.paths import evidence_root
+from fidelity.evidence.record import SCHEMA, edits_sha256
+from fidelity.evidence.record import CLEAN_RUNS
+from fidelity.targets.patching import apply_edits, unified_diff
 from fidelity.spec.loader import SCHEMA_FILE
 
 GATE_FILE = "tests/gates/test_toy.py"
@@ -231,9 +233,9 @@ class Toy:
         gate_file = self.root / GATE_FILE
         fx = self.fixtures / "toy.fx.json"
         rec = {
-            "schema": evidence.SCHEMA, "perturbation": pid, "title": f"title of {pid}", "spec_file": "specs/toy.yaml:1",
+            "schema": SCHEMA, "perturbation": pid, "title": f"title of {pid}", "spec_file": "specs/toy.yaml:1",
             "target": "toyledger_subj.arith", "target_file": str(self.module), "edits": edits,
-            "edits_sha256": evidence.edits_sha256("toyledger_subj.arith", edits),
+            "edits_sha256": edits_sha256("toyledger_subj.arith", edits),
             "diff": unified_diff(original, patched, "toyledger_subj/arith.py"),
             "gate": gate, "gate_file": str(gate_file), "equations": GATE_EQUATIONS[gate], "listed": listed,
             "outcome": outcome, "detail": detail, "reading": reading, "predicted": predicted,
@@ -247,7 +249,7 @@ class Toy:
                          "platform": "linux"},
             "recorded_at": recorded_at,
         }
-        evidence.write_record(evidence.evidence_root(self.reports), rec)
+        store.write_record(evidence_root(self.reports), rec)
         return rec
 
     def discovery_record(self, module: str = DISC_MODULE, *, subject: str | None = None, mutants=None,

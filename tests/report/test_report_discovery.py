@@ -15,7 +15,7 @@ from test_report_render import ledger_of, md_table
 from test_report_stryker import MINIMAL_SCHEMA, index_of
 from test_report_thirdparty import third_party_record
 
-from fidelity.perturb.patching import apply_edits
+from fidelity.targets.patching import apply_edits
 from fidelity.report import document, html, jsonreport, markdown, outputs, stryker
 
 SECTION = "### Blind spots found by discovery"

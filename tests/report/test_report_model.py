@@ -7,7 +7,8 @@ import json
 from ledger_toy import G_DOUBLE, G_HALF, G_INC, gate_run_record
 
 from fidelity.check.evidence_stage import why_not_accepted, gate_acceptance
-from fidelity.perturb import evidence
+from fidelity.evidence import store
+from fidelity.evidence.paths import evidence_root
 from fidelity.report import model
 
 
@@ -174,8 +175,7 @@ def test_evidence_of_a_perturbation_no_spec_defines_counts_for_nothing(toy):
     toy.record("P1", G_DOUBLE, "red_by_assertion", reading=0.5)
     rec = toy.record("P1", G_DOUBLE, "red_by_assertion", reading=0.5)
     rec.update(perturbation="P99", title="from a --file catalogue", edits=EDITS["P1"])
-    from fidelity.perturb import evidence
-    evidence.write_record(evidence.evidence_root(toy.reports), rec)
+    store.write_record(evidence_root(toy.reports), rec)
     ledger = gather(toy)
     assert ledger["outside_specs"] == ["P99"]
     p99 = ledger["perturbations"]["P99"]
@@ -192,7 +192,7 @@ def test_a_record_from_too_few_clean_runs_accepts_nothing_and_says_so(toy):
     toy.standard_evidence()
     root = toy.reports / "evidence"
     for f in (root / "P1").glob("*.json"):  # as the runner would have written them with its old baseline
-        evidence.write_record(root, {**json.loads(f.read_text()), "clean_runs": 2})
+        store.write_record(root, {**json.loads(f.read_text()), "clean_runs": 2})
     gates, caught = gate_acceptance(toy.catalogue(), toy.reports, toy.root)
     assert not gates[G_DOUBLE]["accepted"] and caught["P1"] == []
     assert "P1: red by assertion, after 2 clean runs (10 needed)" in why_not_accepted(gates[G_DOUBLE])

@@ -89,7 +89,7 @@ def test_statuses_follow_the_current_evidence(toy):
 
 
 def test_location_and_replacement_rebuild_the_patched_source(toy):
-    from fidelity.perturb.patching import apply_edits
+    from fidelity.targets.patching import apply_edits
     from ledger_toy import EDITS
 
     report = report_of(toy)
@@ -108,7 +108,7 @@ def test_location_and_replacement_rebuild_the_patched_source(toy):
     [{"find": "a = 1", "replace": "a = 9"}, {"find": "a = 9\nb", "replace": "a = 8\nb"}],  # builds on the first
 ])
 def test_span_holds_every_edit(edits):
-    from fidelity.perturb.patching import apply_edits
+    from fidelity.targets.patching import apply_edits
 
     original = "x = 0\na = 1\nb = 2\nc = 3\nd = 4\n"
     patched = apply_edits(original, edits, perturbation_id="P", file="f")

@@ -14,7 +14,7 @@ import io
 import tokenize
 from dataclasses import dataclass
 
-from fidelity.perturb.errors import PatchError
+from fidelity.targets.errors import PatchError
 
 __all__ = ["Patch", "PatchError", "apply_edits", "count_occurrences", "make_patch", "unified_diff"]
 

@@ -11,7 +11,7 @@ import importlib.machinery
 import os
 import sys
 
-from fidelity.perturb.errors import TargetNotFound
+from fidelity.targets.errors import TargetNotFound
 
 
 def child_search_path(repo_root: str, extra: list[str] | tuple[str, ...] = ()) -> list[str]:

@@ -1,0 +1,54 @@
+"""The evidence room: a record is checked on load, judged once, and not rewritten when nothing new was seen."""
+import json
+
+import pytest
+
+from fidelity.evidence import store
+from fidelity.evidence.outcome import Outcome
+from fidelity.evidence.record import CLEAN_RUNS, SCHEMA, EvidenceRecord, InvalidRecord
+
+RECORD = {"schema": SCHEMA, "perturbation": "P1", "gate": "tests/g.py::test_x", "gate_file": "tests/g.py",
+          "target": "m", "outcome": "red_by_assertion", "hashes": {}, "green_after": True, "edits_sha256": "0",
+          "reading": 0.25, "clean_runs": CLEAN_RUNS, "recorded_at": "2026-12-01T10:00:00Z",
+          "versions": {"python": "3.11.9", "torch": "2.13.0", "pytest": "8.3.0", "fidelity": "0.1.0",
+                       "platform": "Linux-6.1-x86_64"}}
+
+
+def test_an_unchanged_outcome_leaves_the_record_bytes_and_file_untouched(tmp_path):
+    path = store.write_record(tmp_path, RECORD)
+    before, stat = path.read_bytes(), path.stat()
+    later = {**RECORD, "recorded_at": "2026-12-02T09:00:00Z",
+             "versions": {**RECORD["versions"], "platform": "Linux-6.8-x86_64"}}
+    assert store.write_record(tmp_path, later) == path
+    assert path.read_bytes() == before and path.stat().st_mtime_ns == stat.st_mtime_ns
+    assert json.loads(before)["recorded_at"] == "2026-12-01T10:00:00Z"  # when this outcome was first seen
+
+
+@pytest.mark.parametrize("change", [{"reading": 0.5}, {"outcome": "survived"}, {"clean_runs": 2},
+                                    {"versions": {**RECORD["versions"], "torch": "2.11.0"}}])
+def test_a_new_observation_or_another_torch_rewrites_it(tmp_path, change):
+    path = store.write_record(tmp_path, RECORD)
+    store.write_record(tmp_path, {**RECORD, **change, "recorded_at": "2026-12-02T09:00:00Z"})
+    written = json.loads(path.read_text())
+    assert {k: written[k] for k in change} == change and written["recorded_at"] == "2026-12-02T09:00:00Z"
+
+
+def test_a_record_is_typed_on_load_and_judged_by_one_rule(tmp_path):
+    store.write_record(tmp_path, RECORD)
+    [rec] = store.load_all(tmp_path)
+    assert rec.outcome is Outcome.RED_BY_ASSERTION and rec.accepted
+    with pytest.raises(InvalidRecord, match="outcome 'caught' is none of red_by_assertion, red_other, survived, skipped"):
+        EvidenceRecord.from_json({**json.loads((tmp_path / "P1" / "tests_g.py_test_x.json").read_text()),
+                                  "outcome": "caught"})
+
+
+def test_a_record_the_runner_would_write_wrongly_is_refused_before_it_is_written(tmp_path):
+    with pytest.raises(InvalidRecord, match="'green_after' is a str"):
+        store.write_record(tmp_path, {**RECORD, "green_after": "yes"})
+    assert not list(tmp_path.rglob("*.json"))
+
+
+def test_outcomes_are_strings_in_json_and_in_dictionaries():
+    assert json.dumps({"o": Outcome.SKIPPED}) == '{"o": "skipped"}'
+    assert {"survived": 1}[Outcome.SURVIVED] == 1 and Outcome("red_other").words == "red for another reason"
+    assert [o.green for o in Outcome] == [False, False, True, True]
