@@ -26,15 +26,21 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 from fidelity.evidence import jsonio
 from fidelity.evidence.paths import sanitise
 from fidelity.evidence.record import utc_now, versions
 from fidelity.perturb import gate_index, launch
 from fidelity.targets import locate
-from fidelity.targets.errors import TargetNotFound
 from fidelity.perturb.errors import GateCollectionError
+from fidelity.targets.errors import TargetNotFound
 
 SCHEMA = "fidelity.discover/1"
 DISCOVERY_DIR = "discovery"
@@ -85,7 +91,8 @@ def gates_sha256(test_paths: list[str], repo_root: Path, env: dict, module: str,
 
     A discovery run executes only the gates covering the module, so a file whose gates all cover other
     modules cannot change its verdicts and is left out: a gate added for the loop model leaves the
-    Sinkhorn record current. Helpers, conftests and the pytest configuration stay in, and so does every
+    Sinkhorn record current. Helpers, conftests and the pytest configuration stay in (of a pyproject.toml
+    only the tables a gate run reads, _PYPROJECT_KEYS), and so does every
     file when the gate index cannot be collected (the record then reads stale, never current by mistake)."""
     root = repo_root.resolve()
     files = gate_index.hashed_files(test_paths, root)
@@ -107,8 +114,27 @@ def gates_sha256(test_paths: list[str], repo_root: Path, env: dict, module: str,
             name = f.relative_to(root).as_posix()
         except ValueError:
             name = f.name
-        h.update(name.encode() + b"\0" + (jsonio.sha256_file(f) or "missing").encode() + b"\n")
+        h.update(name.encode() + b"\0" + _content_sha256(f).encode() + b"\n")
     return h.hexdigest()
+
+
+# the parts of a pyproject.toml a gate run reads: pytest's configuration, and fidelity's subjects,
+# mechanisms and gates; a dependency added or a fixture builder moved changes no verdict
+_PYPROJECT_KEYS = {"pytest": None, "fidelity": ("subjects", "mechanisms", "gates")}
+
+
+def _content_sha256(f: Path) -> str:
+    if f.name != "pyproject.toml":
+        return jsonio.sha256_file(f) or "missing"
+    try:
+        tool = tomllib.loads(f.read_text(encoding="utf-8")).get("tool", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return jsonio.sha256_file(f) or "missing"  # unreadable here: the whole file, as bytes
+    kept = {}
+    for table, keys in _PYPROJECT_KEYS.items():
+        if table in tool:
+            kept[table] = tool[table] if keys is None else {k: tool[table][k] for k in keys if k in tool[table]}
+    return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()
 
 
 def build(discovery, *, target_file: str, subject: str | None, hashes: dict) -> dict:

@@ -1,6 +1,6 @@
 """Tolerance policy and comparison messages for gates.
 
-Policy (../DESIGN.md, "Tolerance policy"):
+Policy (README, Design: tolerance policy):
 - compare RELATIVE error with an explicit floor: err_i = |a_i - e_i| / max(|e_i|, floor);
 - the bound is a stated multiple of the dtype's machine epsilon, written beside the gate;
 - the reading (the worst err_i) is recorded green or red, so the perturbation
@@ -96,7 +96,7 @@ def separation(expected: float, predicted_wrong: float, tol: Tolerance, dtype: t
     return rel / tol.rtol(dtype)
 
 
-# DESIGN.md: a prediction under 10 tolerances from the right value is a weak gate.
+# README, Design: separation: a prediction under 10 tolerances from the right value is a weak gate.
 SEPARATION_MIN = 10.0
 
 

@@ -1,7 +1,7 @@
 """The kernel gates' bound: a fused kernel held to the PyTorch reference's own error.
 
 On the same inputs, in the same dtype and on the same device (flash-attention style,
-DESIGN.md "Tolerance policy"):
+README, Design: tolerance policy):
 
     err(kernel) <= KERNEL_MULTIPLE * err(reference) + FLOOR_EPS * eps(dtype)
 

@@ -46,7 +46,7 @@ def h_post(b_post: Sequence) -> list[sympy.Expr]:
     return [2 * sigmoid(v) for v in b_post]
 
 
-def h_res(b_res: Sequence[Sequence], t_max: int = sk.T_MAX) -> list[list[mpmath.mpf]]:
+def h_res(b_res: Sequence[Sequence], t_max: int | None = None) -> list[list[mpmath.mpf]]:
     """Eq. 8/9: H_res = Sinkhorn-Knopp(H~res), M(t_max) in mpmath."""
     return sk.sinkhorn(b_res, t_max)
 
@@ -70,7 +70,7 @@ def eq3_paper(x: Sequence[Sequence], F: Sequence, H_pre, H_res, H_post) -> dict:
 
 
 def eq7_coefficients(x: Sequence[Sequence], phi_pre, phi_post, phi_res, alpha_pre, alpha_post, alpha_res,
-                     b_pre, b_post, b_res, eps, t_max: int = sk.T_MAX) -> dict:
+                     b_pre, b_post, b_res, eps, t_max: int | None = None) -> dict:
     """Eq. 7 then Eq. 8 for one token: x is n x C; phi_pre/phi_post are nC x n, phi_res nC x n^2.
 
     Returns exact sympy x' (normed), H~pre, H~post, H~res, H_pre, H_post, and H_res (mpmath, Sinkhorn M(t_max)).
@@ -139,7 +139,7 @@ def to_mp_nested(value):
     return mp(value)
 
 
-def eq3_sliced_mp(x, y, b_post, b_res, t_max: int = sk.T_MAX) -> dict:
+def eq3_sliced_mp(x, y, b_post, b_res, t_max: int | None = None) -> dict:
     """The alpha = 0 sliced-layout fixture end to end in mpmath: H_post, H_res, out."""
     with precision():
         hp = to_mp_nested(h_post(b_post))
@@ -153,7 +153,7 @@ def sigmoid_mpf(v: mpmath.mpf) -> mpmath.mpf:
     return 1 / (1 + mpmath.exp(-v))
 
 
-def residual_mpf(x, params: dict, W, eps, t_max: int = sk.T_MAX, layout: str = "paper") -> dict:
+def residual_mpf(x, params: dict, W, eps, t_max: int | None = None, layout: str = "paper") -> dict:
     """Eqs. 7, 8 and 3 for one token with a LINEAR layer body F(v) = W v, on mpf values at the caller's precision.
 
     x is n rows of C; params holds the nine parameters by name (phi_pre / phi_post [nC][n],

@@ -140,13 +140,14 @@ def rmsnorm_eps_outside():
 
 # ---- Sinkhorn -------------------------------------------------------------------------------
 
-def floored_linear_sinkhorn(logits, t_max: int = sk.T_MAX, floor=cases.FLOOR, float32_range: bool = False):
+def floored_linear_sinkhorn(logits, t_max: int | None = None, floor=cases.FLOOR, float32_range: bool = False):
     """A linear-domain Sinkhorn that clamps every normalisation sum to >= floor (source 004 section 4.1).
 
     Exact arithmetic apart from the modelled defect. With float32_range=True, exp also
     overflows to +inf above ln(FLT_MAX) and underflows to 0 below ln(2^-150), as a float32
     kernel's would; inf/inf then gives nan, as in IEEE arithmetic.
     """
+    t_max = sk.table5_t_max() if t_max is None else t_max
     with precision():
         fl = mp(floor)
         hi, lo = mp(FLOAT32_EXP_MAX), mp(FLOAT32_EXP_MIN)
@@ -184,8 +185,9 @@ def _extreme_row():
     return sk.rank_one_logits(c["row_a"], c["row_b"], 0)
 
 
-def row_first_sinkhorn(logits, t_max: int = sk.T_MAX):
+def row_first_sinkhorn(logits, t_max: int | None = None):
     """Eq. 9 with the order swapped: row normalisation first, then column."""
+    t_max = sk.table5_t_max() if t_max is None else t_max
     with precision():
         M = [[mpmath.exp(mp(x)) for x in row] for row in logits]
         for _ in range(t_max):

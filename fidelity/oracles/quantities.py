@@ -103,7 +103,7 @@ def _fraction(n):
 
 def _launches():
     c = cases.SINKHORN_LAUNCHES
-    return _mpf(c["iterations"] * c["directions"] * c["ops_per_direction"])
+    return _mpf(sk.table5_t_max() * c["directions"] * c["ops_per_direction"])
 
 
 def _ablation_share(arm):

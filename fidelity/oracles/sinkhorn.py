@@ -28,7 +28,20 @@ import sympy
 
 from ._precision import exact, mp, precision
 
-T_MAX = 20
+TABLE5_T_MAX = "mhc.table5.tmax"  # the spec item whose `value:` is the paper's t_max
+
+
+def table5_t_max() -> int:
+    """Table 5's t_max, as the spec states it (its `value:`): typed once, there."""
+    from fidelity.spec.values import spec_value
+
+    return int(spec_value(TABLE5_T_MAX))
+
+
+def __getattr__(name: str):
+    if name == "T_MAX":  # sk.T_MAX reads the spec when first asked, not when the oracle is imported
+        return table5_t_max()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def col_normalise(M: list[list]) -> list[list]:
@@ -43,19 +56,22 @@ def row_normalise(M: list[list]) -> list[list]:
     return [[x / s for x in row] for row, s in ((row, mpmath.fsum(row)) for row in M)]
 
 
-def sinkhorn(logits: Sequence[Sequence], t_max: int = T_MAX, trajectory: bool = False):
-    """Eq. 9: M(t_max) as a list of mpf rows; with trajectory=True, [M(0), ..., M(t_max)]."""
+def sinkhorn(logits: Sequence[Sequence], t_max: int | None = None, trajectory: bool = False):
+    """Eq. 9: M(t_max) as a list of mpf rows (t_max: Table 5's unless given); with trajectory=True,
+    [M(0), ..., M(t_max)]."""
+    t_max = table5_t_max() if t_max is None else t_max
     if t_max < 0:
         raise ValueError("t_max must be >= 0")
     with precision():
         return sinkhorn_mpf([[mp(x) for x in row] for row in logits], t_max, trajectory)
 
 
-def sinkhorn_mpf(logits: Sequence[Sequence[mpmath.mpf]], t_max: int = T_MAX, trajectory: bool = False):
+def sinkhorn_mpf(logits: Sequence[Sequence[mpmath.mpf]], t_max: int | None = None, trajectory: bool = False):
     """Eq. 9 on logits that are already mpf, at the CALLER's precision (no `precision()` inside).
 
     `sinkhorn` is this at the shared precision; fidelity.oracles.derivatives differentiates it at
     a higher one (a nested `precision()` would cut the working digits back to DPS)."""
+    t_max = table5_t_max() if t_max is None else t_max
     if t_max < 0:
         raise ValueError("t_max must be >= 0")
     M = [[mpmath.exp(x) for x in row] for row in logits]

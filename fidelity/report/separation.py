@@ -1,6 +1,6 @@
 """Separation: how far a predicted wrong value lies from the right one, in units of a gate's tolerance.
 
-DESIGN.md: "Each fixture gate knows its separation: the distance from the right
+README, Design: separation: "Each fixture gate knows its separation: the distance from the right
 value to each perturbation's predicted value, in units of its tolerance. A
 separation under 10 is a weak gate; report it."
 

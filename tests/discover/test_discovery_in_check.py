@@ -176,3 +176,20 @@ def test_a_gate_on_another_module_leaves_the_record_current_and_an_edit_to_a_cov
     covering.write_text(covering.read_text() + "\n# an edit\n")
     discovery = stage(json.loads(fidelity("check", "--json", cwd=grown).stdout), "discovery")
     assert [r["stale_reasons"] for r in discovery["records"]] == [["the gates changed"]], discovery["notes"]
+
+
+def test_of_pyproject_only_the_tables_a_gate_run_reads_can_stale_a_record(discovered, tmp_path):
+    import shutil
+
+    root, _, _ = discovered
+    grown = tmp_path / "grown"
+    shutil.copytree(root, grown)
+    pyproject = grown / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(
+        "[tool.fidelity]", '[project]\nname = "mypaper"\ndependencies = ["pytest-xdist"]\n\n[tool.fidelity]')
+        + 'report_subjects = []\n')
+    discovery = stage(json.loads(fidelity("check", "--json", cwd=grown).stdout), "discovery")
+    assert [r["current"] for r in discovery["records"]] == [True], discovery["notes"]
+    pyproject.write_text(pyproject.read_text() + '\n[tool.pytest.ini_options]\naddopts = "-p no:randomly"\n')
+    discovery = stage(json.loads(fidelity("check", "--json", cwd=grown).stdout), "discovery")
+    assert [r["stale_reasons"] for r in discovery["records"]] == [["the gates changed"]], discovery["notes"]

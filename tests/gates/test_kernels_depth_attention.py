@@ -4,7 +4,7 @@ These gates run on every subject of the mechanism except the reference itself ("
 which is what they measure the others against (the reference is held to the oracle by
 test_attnres_depth_attention.py).
 
-The bound (fidelity/gates/kernel_bound.py; flash-attention style, DESIGN.md "Tolerance policy"):
+The bound (fidelity/gates/kernel_bound.py; flash-attention style, README, Design: tolerance policy):
 on the same inputs, in the same dtype and on the same device,
 
     err(kernel) <= KERNEL_MULTIPLE * err(reference) + FLOOR_EPS * eps(dtype)

@@ -4,7 +4,7 @@ These gates run on every subject of the mechanism except the reference itself ("
 which is what they measure the others against (the reference is held to the oracle by
 test_sinkhorn_fixtures.py and test_sinkhorn_properties.py).
 
-The bound (fidelity/gates/kernel_bound.py; flash-attention style, DESIGN.md "Tolerance policy"):
+The bound (fidelity/gates/kernel_bound.py; flash-attention style, README, Design: tolerance policy):
 on the same inputs, in the same dtype and on the same device,
 
     err(kernel) <= KERNEL_MULTIPLE * err(reference) + FLOOR_EPS * eps(dtype)
@@ -29,11 +29,12 @@ from fidelity.gates.fixture_values import expected, param, value
 from fidelity.gates.jacobians import assert_gradcheck_criterion, jacobian_by_backward, jacobian_by_central_differences
 from fidelity.gates.kernel_bound import assert_kernel_bounded, kernel_of
 from fidelity.impl.torch import sinkhorn as reference_sinkhorn
+from fidelity.spec.values import spec_value
 
 MECH = "sinkhorn"
 DTYPES = [torch.float32, torch.float64]
 DTYPE_IDS = ["f32", "f64"]
-T_MAX = 20  # mhc.table5.tmax
+T_MAX = spec_value("mhc.table5.tmax")  # the paper's t_max, read from the spec
 EQ9_FIXTURES = ["sinkhorn.cross_ratio_2x2", "sinkhorn.slow_2x2", "sinkhorn.exact_limit_n3", "sinkhorn.exact_limit_n4"]
 EXTREME = [("logits_plus200", "M_plus200"), ("logits_minus200", "M_minus200"), ("logits_row_minus400", "M_row_minus400")]
 

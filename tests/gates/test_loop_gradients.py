@@ -4,7 +4,7 @@ Per parameter, not "the loss has a gradient": a detached write hides in the aggr
 Every WIRED parameter must get a non-zero, finite gradient; every other one must get NONE
 (grad is None: it is not in the graph at all, rather than a zero that could be an accident).
 
-Inputs are chosen so that no zero gradient is legitimate (DESIGN.md: a constant input can
+Inputs are chosen so that no zero gradient is legitimate (README, Design: gradients: a constant input can
 make a gradient legitimately zero):
 - tokens and cross-entropy targets are random (seeded), so the loss is not constant;
 - mhc_dynamic_init_std = 0.01: with phi = 0 (the default init) the alphas' gradient is

@@ -252,7 +252,7 @@ def test_every_predicted_defect_lies_ten_tolerances_away(subject, device, dtype,
     """Each Sinkhorn fixture prediction is >= 10 tolerances from the right value AND from the subject's output.
 
     Fixture side: a prediction closer than 10 tolerances to the expected value would be a weak
-    gate (DESIGN.md, tolerance policy). Subject side: a subject that has turned into a modelled
+    gate (README, Design: separation). Subject side: a subject that has turned into a modelled
     defect sits ON its prediction (distance 0). The reading is the weakest subject-side
     separation; the weakest fixture-side one is recorded as `weakest_fixture_separation`.
     Predictions equal to the right value by construction are listed with the reason and skipped.

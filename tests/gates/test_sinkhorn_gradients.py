@@ -19,11 +19,12 @@ import torch
 
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close
 from fidelity.gates.jacobians import jacobian_by_backward, jacobian_by_central_differences
+from fidelity.spec.values import spec_value
 
 SIZES = [2, 4, 8, 16]
 DTYPES = [torch.float32, torch.float64]
 DTYPE_IDS = ["f32", "f64"]
-T_MAX = 20  # mhc.table5.tmax
+T_MAX = spec_value("mhc.table5.tmax")  # the paper's t_max, read from the spec
 # manual vs autograd of the same forward: the same 40 normalisations, adjoint summed in another
 # order; 64 eps of max|g| covers the reordering with room (measured: 0 eps on the torch subject).
 ROUTE_AGREEMENT_EPS = 64
