@@ -3,11 +3,12 @@ from __future__ import annotations
 
 
 def run(cat, args, say) -> dict:
-    from fidelity import fixture_store, project
+    from fidelity import project
+    from fidelity.fixtures import store
 
     try:
-        drifts = fixture_store.verify(project.current().fixtures)
-    except fixture_store.FixtureError as exc:
+        drifts = store.verify(project.current().fixtures)
+    except store.FixtureError as exc:
         say(f"fixtures  RED  {exc}")
         return {"stage": "fixtures", "ok": False, "error": str(exc)}
     for d in drifts:

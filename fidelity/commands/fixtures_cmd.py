@@ -24,20 +24,20 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from fidelity import fixture_store
+    from fidelity.fixtures import store
 
     directory = args.dir or args.project.fixtures
     start = time.perf_counter()
     if args.regen:
-        written = fixture_store.regenerate(directory)
+        written = store.regenerate(directory)
         if args.json:
             print_json({"ok": True, "written": [str(p) for p in written]})
         else:
             print(f"wrote {len(written)} fixtures to {directory} in {time.perf_counter() - start:.2f} s")
         return EXIT_OK
     try:
-        drifts = fixture_store.verify(directory)
-    except fixture_store.FixtureError as exc:
+        drifts = store.verify(directory)
+    except store.FixtureError as exc:
         if args.json:
             print_json({"ok": False, "error": str(exc)})
         else:

@@ -35,7 +35,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from fidelity import fixture_store, project, scaffold
+    from fidelity import project, scaffold
+    from fidelity.fixtures import store
 
     if getattr(args, "root", None):
         print("fidelity init: error: --root names an existing project; init writes a new one into DIR",
@@ -48,7 +49,7 @@ def run(args) -> int:
         print(f"fidelity init: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     here = project.load(args.directory).activate()
-    fixtures = fixture_store.regenerate(here.fixtures)  # the scaffold's fixture, made by its own oracle
+    fixtures = store.regenerate(here.fixtures)  # the scaffold's fixture, made by its own oracle
     files = [here.relative(p) for p in [*written, *fixtures]]
     if args.json:
         print_json({"ok": True, "root": str(here.root), "package": name, "files": files})

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import torch
 
-from fidelity import fixture_store
+from fidelity.fixtures import store
 
 
 def fixture(fixture_id: str) -> dict:
-    return fixture_store.load(fixture_id)
+    return store.load(fixture_id)
 
 
 def expected(fixture_id: str, field: str, dtype=torch.float64, device="cpu") -> torch.Tensor:

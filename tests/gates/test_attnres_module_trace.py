@@ -37,7 +37,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fidelity.fixture_builders.attnres_modules import FIRST_LAYER_ROW
+from fidelity.fixtures.attnres_modules import FIRST_LAYER_ROW
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close
 from fidelity.gates.fixture_values import expected, fixture, param, value
 from fidelity.gates.tensors import floating_tensors

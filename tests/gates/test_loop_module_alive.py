@@ -14,7 +14,7 @@ import typing
 import pytest
 import torch
 
-from fidelity.fixture_builders.loop_modules import VARIANTS
+from fidelity.fixtures.loop_modules import VARIANTS
 from fidelity.gates.compare import assert_bound
 from fidelity.gates.fixture_values import fixture
 from fidelity.gates.parameters_alive import assert_moves_output

@@ -24,7 +24,7 @@ import pytest
 import sympy
 import torch
 
-from fidelity.fixture_builders.loop_modules import CHOICE_DEFAULTS, NUMERIC_DEFAULTS
+from fidelity.fixtures.loop_modules import CHOICE_DEFAULTS, NUMERIC_DEFAULTS
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close
 from fidelity.gates.fixture_values import expected, fixture
 from fidelity.mechanisms.docs import as_dict

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from fidelity import fixture_store as fs
+from fidelity.fixtures import store as fs
 from fidelity.spec import load_catalogue
 
 COMMITTED = Path(__file__).resolve().parents[2] / "fixtures"

@@ -2,7 +2,7 @@
 import mpmath
 import sympy
 
-from fidelity.fixture_builders import mhc_modules as mm
+from fidelity.fixtures import mhc_modules as mm
 from fidelity.oracles import cases, mhc
 from fidelity.oracles import sinkhorn as sk
 from fidelity.oracles._precision import exact, mp, precision
