@@ -5,10 +5,11 @@ and the Markdown ledger never pay for it. Figures are built with the
 object-oriented API (no pyplot, no global state), rendered by Agg, and saved
 with the "Software" metadata removed so the same data gives the same bytes.
 
-The data behind each plot is computed by the *_series functions (no matplotlib),
-so it can be checked on its own:
-- sinkhorn_series: for each sinkhorn fixture and each of its logits inputs, the
-  oracle's trajectory M(0..t_max) (mpmath, 60 digits) and max |M(t) - limit|;
+The data behind each plot is gathered by the *_series functions (no matplotlib),
+so it can be checked on its own; the report computes none of it (no oracle runs here):
+- sinkhorn_series: fixture sinkhorn.plot_trajectories's curves, for each sinkhorn
+  fixture with a limit and each of its logits inputs max |M(t) - limit| (the oracle's
+  trajectory at 60 digits, written by its builder in fidelity/fixtures/sinkhorn.py);
 - composite_series: fixture mhc.composite_perturbed's distance ||H^T - J/n||_2
   against T, and its predictions for a composite taken once;
 - matrix_series: gates x perturbations, one outcome code per cell;
@@ -21,6 +22,7 @@ import json
 from pathlib import Path
 
 NAMES = ("sinkhorn_error", "composite_distance", "gate_matrix", "separation")
+SINKHORN_FIXTURE = "sinkhorn.plot_trajectories"
 FLOOR = 1e-45   # where an error of exactly zero is drawn on a log axis
 
 
@@ -35,28 +37,15 @@ def _load(path: Path) -> dict | None:
 
 
 def sinkhorn_series(fixtures_dir: Path) -> list[dict]:
-    """[{fixture, input, t: [1..t_max], error: [float]}] for every sinkhorn.* fixture with a limit."""
-    from fidelity.oracles import sinkhorn as sk
-    from fidelity.oracles._precision import mp, precision
+    """[{fixture, input, t: [1..t_max], error: [float]}] from fixture sinkhorn.plot_trajectories ([] without it)."""
+    from fidelity.fixtures import store
 
-    out = []
-    for path in sorted(Path(fixtures_dir).glob("sinkhorn.*.json")):
-        fx = _load(path)
-        if not fx or "limit" not in fx.get("expected", {}):
-            continue
-        t_max = int(fx.get("params", {}).get("t_max", sk.T_MAX))
-        for key, raw in sorted(fx.get("inputs", {}).items()):
-            if not key.startswith("logits"):
-                continue
-            logits = raw["exact"] if isinstance(raw, dict) and "exact" in raw else raw
-            traj = sk.sinkhorn(logits, t_max=t_max, trajectory=True)
-            with precision():
-                limit = [[mp(x) for x in row] for row in fx["expected"]["limit"]["digits"]]
-                errors = [float(max(abs(a - b) for ra, rb in zip(M, limit) for a, b in zip(ra, rb))) for M in traj]
-            # from t = 1: M(0) = exp(logits) is not normalised at all, its "error" says nothing
-            out.append({"fixture": fx["id"], "input": key, "t": list(range(1, len(traj))),
-                        "error": [e if e > 0 else 0.0 for e in errors[1:]]})
-    return out
+    try:
+        fx = store.read(Path(fixtures_dir) / f"{SINKHORN_FIXTURE}.json")
+    except store.FixtureError:
+        return []
+    curves, errors = fx["expected"]["curves"]["exact"], fx["expected"]["error"]["float64"]
+    return [{"fixture": c["fixture"], "input": c["input"], "t": c["t"], "error": e} for c, e in zip(curves, errors)]
 
 
 def composite_series(fixtures_dir: Path) -> dict | None:
@@ -245,7 +234,7 @@ def draw_all(ledger: dict, fixtures_dir: Path) -> tuple[dict, str | None]:
           "path.simplify": False}
     with matplotlib.rc_context(rc):
         series = sinkhorn_series(fixtures_dir)
-        out["sinkhorn_error"] = _png(_sinkhorn(series)) if series else "no sinkhorn fixture with a limit"
+        out["sinkhorn_error"] = _png(_sinkhorn(series)) if series else f"fixture {SINKHORN_FIXTURE} not found"
         comp = composite_series(fixtures_dir)
         out["composite_distance"] = _png(_composite(comp)) if comp and comp["distance"] else \
             "fixture mhc.composite_perturbed not found"

@@ -113,6 +113,22 @@ def test_plots_unavailable_when_matplotlib_cannot_be_imported(toy, monkeypatch):
     assert drawn == {} and why.startswith("plots unavailable: matplotlib is not installed")
 
 
+def test_sinkhorn_plot_reads_its_fixture_and_runs_no_oracle(tmp_path):
+    from fidelity.report import plots
+
+    series = plots.sinkhorn_series(REPO / "fixtures")                     # sinkhorn.plot_trajectories's curves
+    assert [(s["fixture"], s["input"]) for s in series] == [
+        ("sinkhorn.cross_ratio_2x2", "logits"), ("sinkhorn.exact_limit_n3", "logits"),
+        ("sinkhorn.exact_limit_n4", "logits"), ("sinkhorn.extreme_offsets", "logits_minus200"),
+        ("sinkhorn.extreme_offsets", "logits_plus200"), ("sinkhorn.extreme_offsets", "logits_row_minus400"),
+        ("sinkhorn.slow_2x2", "logits")]
+    assert all(s["t"] == list(range(1, 21)) and len(s["error"]) == 20 for s in series)
+    assert series[0]["error"][0] == 0.07736994978271063                    # max |M(1) - limit|, cross_ratio_2x2
+    assert plots.sinkhorn_series(tmp_path) == []                           # no such fixture: no plot, no oracle
+    source = (REPO / "fidelity" / "report" / "plots.py").read_text()
+    assert "fidelity.oracles" not in source
+
+
 def options(toy, out: Path, html_too: bool = True) -> outputs.Options:
     return outputs.Options(repo_root=toy.root, reports_dir=toy.reports, out_dir=out, fixtures_dir=REPO / "fixtures",
                            gates="none", html=html_too)
