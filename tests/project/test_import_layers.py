@@ -15,7 +15,7 @@ LAYERS = [
     {"mechanisms"},
     {"impl"},
     {"subjects", "oracles"},
-    {"adapters", "claims", "fixtures", "gates", "fixture_store", "fixture_builders"},
+    {"adapters", "claims", "fixtures", "gates"},
     {"perturb"},
     {"discover"},
     {"check"},
