@@ -38,8 +38,6 @@ from fidelity.report import coverage, discovery
 from fidelity.report import separation as sep
 
 SCHEMA = "fidelity.report.ledger/1"
-RED, RED_OTHER, SURVIVED, SKIPPED = (Outcome.RED_BY_ASSERTION.value, Outcome.RED_OTHER.value, Outcome.SURVIVED.value,
-                                     Outcome.SKIPPED.value)  # the ledger is plain JSON: it holds the values
 OBSERVED, OBSERVED_STALE, PREDICTED_ONLY = "OBSERVED", "OBSERVED, STALE", "PREDICTED ONLY"
 IMPLEMENTED = ("implemented", "deviates")
 FINDING, ERROR, NOT_PROVIDED = "finding", "error", "not provided"   # a third-party subject's cells
@@ -169,13 +167,13 @@ def _perturbation_status(current: list[dict], any_records: bool) -> str:
     outcomes = {e["outcome"] for e in current}
     if any(e["accepts"] for e in current):
         return "caught"
-    if any(e["outcome"] == RED and e["green_after"] is True for e in current):
+    if any(e["outcome"] == Outcome.RED_BY_ASSERTION and e["green_after"] is True for e in current):
         return "red, after too few clean runs"
-    if RED in outcomes:
+    if Outcome.RED_BY_ASSERTION in outcomes:
         return "red, not green after"
-    if SURVIVED in outcomes:
+    if Outcome.SURVIVED in outcomes:
         return "survived"
-    if RED_OTHER in outcomes:
+    if Outcome.RED_OTHER in outcomes:
         return "red for another reason only"
     return "skipped"
 
@@ -219,10 +217,10 @@ def _red_to_green(pert: dict, entries: list[dict]) -> list[dict]:
         seen.add(e["gate"])
         pred = e["predicted"] or ({"reading": spec_pred[e["gate"]]["reading"], "note": spec_pred[e["gate"]]["note"]}
                                   if e["gate"] in spec_pred else None)
-        if not (e["outcome"] in (RED, RED_OTHER) or pred is not None or e["listed"]):
+        if not (e["outcome"] in (Outcome.RED_BY_ASSERTION, Outcome.RED_OTHER) or pred is not None or e["listed"]):
             continue
         rows.append({"perturbation": pert["id"], "title": pert["title"], "gate": e["gate"], "outcome": e["outcome"],
-                     "observed": e["reading"] if e["outcome"] == RED else None,
+                     "observed": e["reading"] if e["outcome"] == Outcome.RED_BY_ASSERTION else None,
                      "predicted": None if pred is None else pred["reading"],
                      "predicted_note": "" if pred is None else pred.get("note", ""),
                      "green_after": e["green_after"], "when": e["recorded_at"],

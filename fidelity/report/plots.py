@@ -21,6 +21,8 @@ import io
 import json
 from pathlib import Path
 
+from fidelity.evidence.outcome import Outcome
+
 NAMES = ("sinkhorn_error", "composite_distance", "gate_matrix", "separation")
 SINKHORN_FIXTURE = "sinkhorn.plot_trajectories"
 FLOOR = 1e-45   # where an error of exactly zero is drawn on a log axis
@@ -67,9 +69,9 @@ def composite_series(fixtures_dir: Path) -> dict | None:
 MATRIX_CODES = {
     "caught": ("R", "red by assertion, green after"),
     "red_not_green": ("r", "red by assertion, NOT green after"),
-    "red_other": ("O", "red for another reason"),
-    "survived": ("S", "survived"),
-    "skipped": ("K", "skipped"),
+    Outcome.RED_OTHER.value: ("O", Outcome.RED_OTHER.words),
+    Outcome.SURVIVED.value: ("S", Outcome.SURVIVED.words),
+    Outcome.SKIPPED.value: ("K", Outcome.SKIPPED.words),
     "stale": ("x", "stale record only"),
     "predicted": ("P", "predicted only (no run)"),
 }
@@ -85,7 +87,7 @@ def matrix_series(ledger: dict) -> dict:
         if not e["current"]:
             row.setdefault(e["perturbation"], "stale")
             continue
-        if e["outcome"] == "red_by_assertion":
+        if e["outcome"] == Outcome.RED_BY_ASSERTION:
             code = "caught" if e["green_after"] is True else "red_not_green"
         else:
             code = e["outcome"]

@@ -53,7 +53,8 @@ import re
 from pathlib import Path
 
 from fidelity.report.discovery import witness_text
-from fidelity.report.model import RED, RED_OTHER, SKIPPED, SURVIVED, display_path, perturbation_key
+from fidelity.evidence.outcome import Outcome
+from fidelity.report.model import display_path, perturbation_key
 
 SCHEMA_VERSION = "2"
 THRESHOLDS = {"high": 80, "low": 60}
@@ -95,8 +96,8 @@ def _status(pid: str, entries: list[dict]) -> dict:
     stale = [e for e in entries if not e["current"]]
     covered = sorted(e["gate"] for e in current)
     out = {"coveredBy": covered, "testsCompleted": len(covered)}
-    red = [e for e in current if e["outcome"] == RED]
-    other = [e for e in current if e["outcome"] == RED_OTHER]
+    red = [e for e in current if e["outcome"] == Outcome.RED_BY_ASSERTION]
+    other = [e for e in current if e["outcome"] == Outcome.RED_OTHER]
     if red:
         notes = []
         for e in sorted(red, key=lambda e: e["gate"]):
@@ -109,10 +110,10 @@ def _status(pid: str, entries: list[dict]) -> dict:
         return {**out, "status": status,
                 "statusReason": "\n".join(f"{e['gate']}: {e['detail']}"
                                            for e in sorted(other, key=lambda e: e["gate"]))}
-    if any(e["outcome"] == SURVIVED for e in current):
+    if any(e["outcome"] == Outcome.SURVIVED for e in current):
         return {**out, "status": "Survived",
                 "statusReason": "every gate that ran passed: " + ", ".join(covered)}
-    if current and all(e["outcome"] == SKIPPED for e in current):
+    if current and all(e["outcome"] == Outcome.SKIPPED for e in current):
         return {**out, "status": "NoCoverage", "statusReason": "every gate was skipped: " +
                 "; ".join(f"{e['gate']}: {e['detail']}" for e in current)}
     why = f"no current evidence: run `fidelity perturb {pid}`"
