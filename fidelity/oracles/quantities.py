@@ -190,8 +190,8 @@ def _build() -> dict[str, Quantity]:
             f"mHC block parameters at n = {n} as a percentage of the stated 9 197 390-parameter model", _fraction(n))
     for n in (2, 4):
         q[f"mhc.stiffness.one_unit_offdiag.n{n}"] = Quantity(
-            f"max|SK(10 I + E_01) - SK(10 I)| at n = {n}, t_max = 20", _stiffness(n))
-    q["mhc.sinkhorn.launches_per_call"] = Quantity("20 iterations x 2 directions x 7 ops", _launches)
+            f"max|SK(10 I + E_01) - SK(10 I)| at n = {n}, t_max = Table 5's", _stiffness(n))
+    q["mhc.sinkhorn.launches_per_call"] = Quantity("t_max (Table 5) iterations x 2 directions x 7 ops", _launches)
     for arm in ("hres", "hpre", "hpost"):
         q[f"mhc.ablation.{arm}_share"] = Quantity(
             f"{arm} increment of the mHC ablation gap as a percentage of the full 0.027", _ablation_share(arm))

@@ -1,7 +1,7 @@
 """Sinkhorn-Knopp exactly as mHC (arXiv:2512.24880) Eq. 9 prints it, and its exactly known limits.
 
     M(0) = exp(logits);  M(t) = T_r(T_c(M(t-1)))  (column normalisation first, then row);
-    H_res = M(t_max), t_max = 20.
+    H_res = M(t_max), t_max = Table 5's (the spec's mhc.table5.tmax).
 
 `sinkhorn` is the iteration in mpmath at the shared working precision. The
 limits are exact (sympy) where they exist:
