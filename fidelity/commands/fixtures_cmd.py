@@ -37,6 +37,7 @@ def run(args) -> int:
         return EXIT_OK
     try:
         drifts = store.verify(directory)
+        drifts += _stale_predictions(directory)
     except store.FixtureError as exc:
         if args.json:
             print_json({"ok": False, "error": str(exc)})
@@ -51,3 +52,10 @@ def run(args) -> int:
             print(f"DRIFT {d}")
         print(f"fixtures: {'GREEN' if not drifts else 'RED'} ({len(drifts)} drifts, {elapsed:.2f} s)")
     return EXIT_OK if not drifts else EXIT_RED
+
+
+def _stale_predictions(directory):
+    """The specs' predicted readings recomputed from these fixtures: a stale prediction is a drift."""
+    from fidelity.oracles import predicted_readings
+
+    return predicted_readings.verify(None, directory)
