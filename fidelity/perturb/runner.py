@@ -2,7 +2,7 @@
 
     result = run(perturbations, repo_root=".", reports_dir="reports")
 
-The steps, in order (DESIGN.md, "The evidence rules"):
+The steps, in order (README, Design: the evidence rules):
  1. check every perturbation dict; find every target's source file without
     importing it; compute every patch (PatchError / TargetNotFound /
     InvalidPerturbation raise here, before any child runs);
@@ -71,6 +71,7 @@ third-party run, so runs with different subjects may proceed side by side.
 from __future__ import annotations
 
 import concurrent.futures as cf
+from dataclasses import dataclass, field
 import os
 import tempfile
 import time
@@ -191,355 +192,22 @@ def run(
     batched: bool = False,
 ) -> RunResult:
     t_start = time.perf_counter()
-    if observe and stale_only:
-        raise InvalidPerturbation("an observation runs every perturbation afresh: stale_only does not apply")
-    if (first_red_only or set_aside_red_baseline or trace_lines or batched) and not observe:
-        raise InvalidPerturbation("first_red_only, set_aside_red_baseline, trace_lines and batched are for "
-                                  "observations: acceptance needs every listed gate red, a green baseline, "
-                                  "and each perturbation in a child of its own")
-    root = Path(repo_root).resolve()
-    records_root = _abs(evidence_dir, root) if evidence_dir is not None else paths.evidence_root(_abs(reports_dir, root))
-    fixtures = _abs(fixtures_dir, root)
-    cache = _abs(cache_dir, root) if cache_dir is not None else gate_index.cache_dir(root)
-    test_paths = [str(t) for t in test_paths]
-    pythonpath = [str(_abs(p, root)) for p in pythonpath]
-    jobs = _jobs(jobs)
-    base_env = _base_env(root, pythonpath, jobs)
-    env = launch.with_overrides(base_env, environment)
-
-    def emit(event: str, message: str, **extra) -> None:
-        if progress is not None:
-            progress(dict(extra, event=event, message=message))
-
-    # 1. perturbations, targets, patches: every input error before any child runs
-    perts = [validate(p) for p in perturbations]
-    seen: dict[str, str] = {}
-    for p in perts:
-        key = paths.sanitise(p["id"])
-        if key in seen:
-            raise InvalidPerturbation(f"perturbation ids {seen[key]!r} and {p['id']!r} collide (same evidence directory)")
-        seen[key] = p["id"]
-    search = locate.child_search_path(str(root), pythonpath)
-    patches: dict[str, patching.Patch] = {}
-    for p in perts:
-        try:
-            path = locate.find_source(p["target"], search)
-        except TargetNotFound as e:
-            raise TargetNotFound(f"perturbation {p['id']}" + (f" ({p['file']})" if p["file"] else "") + f": {e}") from None
-        patches[p["id"]] = patching.make_patch(p["id"], p["target"], path, p["edits"],
-                                               display_path=locate.module_path(p["target"], path))
-
-    workdir = tempfile.mkdtemp(prefix="fidelity-perturb-")
-    pool = cf.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="fidelity-perturb")
-
-    def job(args, patch=None, rootdir=root, keep=None):
-        j = {"mode": "run", "args": list(args), "rootdir": str(rootdir), "fixtures_dir": str(fixtures), "patch": None,
-             "keep": sorted(keep) if keep is not None else None, "env": dict(environment or {}),
-             # a perturbation needs each gate red once: the rest of a red gate's instances are skipped
-             "stop_gate_when_red": patch is not None,
-             # an observation for discovery needs one gate red: everything after it is skipped
-             "stop_when_any_red": patch is not None and first_red_only}
-        if patch is not None:
-            j["patch"] = {"perturbation": patch.perturbation_id, "module": patch.module,
-                          "path": patch.path, "source": patch.patched}
-        return j
-
-    # a zygote the caller shares between runs (their environments differ only in `environment`,
-    # which each child applies itself), or one of our own, or none
-    own_zygote = warm_start and zygote is None
-    warm = zygote if warm_start and zygote is not None else (
-        warm_start_mod.LazyZygote(str(root), base_env) if own_zygote else None)
-
-    def launch_child(label, j, timeout, target=None):
-        zygote = warm.get() if warm is not None else None
-        if zygote is not None and target is not None and zygote.holds(target):
-            zygote = None  # the target is imported there already: its patch needs a fresh interpreter
-        return launch.run_child(j, workdir=workdir, label=label, cwd=str(root), env=env, timeout_s=timeout,
-                                zygote=zygote)
-
-    def launch_batch(part):
-        """One batch child for `part` (batch.py): [(perturbation, ChildRun or None)]; None for
-        one its forks could not serve by code swap, or left no results (it runs alone then)."""
-        label = f"batch-{part[0]['id']}"
-        mutants = [{"id": p["id"], "module": p["target"], "path": patches[p["id"]].path,
-                    "source": patches[p["id"]].patched, "keep": sorted(instances_of[p["id"]]),
-                    "timeout_s": p["timeout_s"] or timeout_s,
-                    "results": os.path.join(workdir, "batch-results", paths.sanitise(p["id"]) + ".json")}
-                   for p in part]
-        os.makedirs(os.path.join(workdir, "batch-results"), exist_ok=True)
-        j_keep = set().union(*(instances_of[p["id"]] for p in part))
-        j = dict(job(sorted({g for p in part for g in results[p["id"]].gates}), keep=j_keep),
-                 mode="mutants", mutants=mutants, stop_gate_when_red=True, stop_when_any_red=first_red_only,
-                 instance_seconds={n: cost.get(n, 0.0) for n in j_keep})
-        batch_child = launch_child(label, j, sum(m["timeout_s"] for m in mutants) + timeout_s)
-        out = []
-        for p, m in zip(part, mutants):
-            status = batch_mod.read_status(m["results"])
-            child = None if status is None else launch.read_child(
-                f"perturbation-{p['id']}", m["results"], returncode=status["returncode"],
-                timed_out=status["timed_out"], wall_s=status["wall_s"], output_tail=batch_child.output_tail,
-                start="batch")
-            if child is not None and (child.results or {}).get(batch_mod.SWAP_IMPOSSIBLE):
-                child = None
-            out.append((p, child))
-        alone = [p["id"] for p, c in out if c is None]
-        if alone:
-            why = (f"the batch child ended {batch_child.status_text}: {batch_child.output_tail[-1500:]}"
-                   if batch_child.status != "ok" or len(alone) == len(out) else "code swap cannot serve them")
-            emit("batch", f"{len(alone)} of {len(out)} run alone ({why}): {', '.join(alone[:5])}"
-                          + (" ..." if len(alone) > 5 else ""))
-        return out
-
-    result = RunResult(observe=observe)
-    results: dict[str, PerturbationResult] = {}
-    try:
-        def submit_forced():
-            return pool.submit(launch_child, "forced-failure",
-                               job([str(FORCED_RED_GATE)], rootdir=FORCED_RED_GATE.parent.parent.parent), timeout_s)
-
-        # the forced failure needs nothing else: it runs while the gate index is collected
-        # (with stale_only it waits until something is known to need running)
-        ff = None if stale_only else submit_forced()
-
-        # 2. gates
-        emit("collect", "collecting the gate index")
-        index = gate_index.collect(test_paths, repo_root=root, cache_dir=cache, pythonpath=pythonpath,
-                                   timeout_s=max(timeout_s, 300), environment=environment,
-                                   zygote=warm)
-        gates_of: dict[str, list[str]] = {}
-        instances_of: dict[str, set[str]] = {}  # node ids: the gates' instances that can see the patch
-        for p in perts:
-            named = set(p["gates"]) | set(p["predicted"])
-            unknown = sorted(g for g in named if g not in index.gates)
-            if unknown:
-                raise UnknownGate(f"perturbation {p['id']}" + (f" ({p['file']})" if p["file"] else "")
-                                  + f": unknown gate(s) {unknown}; known gates: {sorted(index.gates)}")
-            # A perturbation of someone else's implementation (it names a subject) runs only the
-            # gates it lists: the package's other red gates are findings about it, not a red baseline.
-            covering = set() if p.get("subject") else set(index.gates_for_target(p["target"]))
-            gates_of[p["id"]] = sorted(covering | named)
-            instances_of[p["id"]] = {n for g in gates_of[p["id"]] for n in index.instances_covering(g, p["target"])}
-
-        for p in perts:
-            patch = patches[p["id"]]
-            results[p["id"]] = PerturbationResult(
-                id=p["id"], title=p["title"], target=p["target"], target_file=patch.display_path,
-                spec_file=p["file"], diff=patch.diff, gates=gates_of[p["id"]], listed=p["gates"], status="not_run",
-                observe=observe,
-            )
-        result.perturbations = [results[p["id"]] for p in perts]
-
-        # 3. stale_only: keep what is current
-        todo = list(perts)
-        if stale_only:
-            records = store.load_all(records_root)
-            todo = []
-            for p in perts:
-                mine = {r.gate: r for r in records if r.perturbation == p["id"]}
-                gates = gates_of[p["id"]]
-                if gates and all(g in mine and staleness.is_current(mine[g], root, p) for g in gates):
-                    _from_records(results[p["id"]], [mine[g] for g in gates])
-                    emit("skip", f"{p['id']} ... evidence current, not re-run", id=p["id"])
-                else:
-                    todo.append(p)
-        if not todo:
-            result.baseline = {"skipped": "nothing to run"}
-            result.wall_s = time.perf_counter() - t_start
-            result.compute_ok()
-            return result
-
-        selected = sorted({g for p in todo for g in gates_of[p["id"]]})
-        selected_instances = set().union(*(instances_of[p["id"]] for p in todo))
-        watched = _watched_files(patches, todo, index, selected, root, fixtures)
-        hashes_before = {f: jsonio.sha256_file(f) for f in watched}
-        for p in todo:  # the text each patch was computed on is the "before" of its target
-            hashes_before[patches[p["id"]].path] = patches[p["id"]].original_sha256
-
-        # 4. baseline: the clean runs (+ the forced failure, already under way)
-        n_runs = clean_runs.OBSERVATION_RUNS if observe else clean_runs.CLEAN_RUNS
-        emit("baseline", f"baseline: {len(selected)} gates, unpatched, {n_runs} runs; forced failure")
-        if ff is None:
-            ff = submit_forced()
-        j1 = job(selected, keep=selected_instances)
-        if trace_lines:  # the first baseline also says which instance runs which lines of the targets
-            j1["trace_lines"] = sorted({patches[p["id"]].path for p in todo})
-        run_futures = [pool.submit(launch_child, "baseline-1", j1, timeout_s)]
-        run_futures += [pool.submit(launch_child, f"baseline-{k}", job(selected, keep=selected_instances), timeout_s)
-                        for k in range(2, n_runs + 1)]
-        forced, runs = ff.result(), [f.result() for f in run_futures]
-        b1 = runs[0]
-
-        result.forced_failure = _check_forced(forced)
-        emit("forced_failure", "forced failure: " + ("seen red by assertion" if result.forced_failure["seen_red"]
-                                                     else "NOT seen red: " + result.forced_failure["detail"]))
-        result.baseline = _check_baseline(runs, selected, index, _counts(selected_instances))
-        emit("baseline", "baseline: " + (f"green in all {n_runs} runs, readings identical" if result.baseline["ok"]
-                                         else "FAILED"))
-        stop = None
-        if not result.forced_failure["seen_red"]:
-            stop = ("forced_failure", "the forced failure was not seen red by assertion, so red cannot be trusted: "
-                    + result.forced_failure["detail"])
-        elif result.baseline["red"] and set_aside_red_baseline and not result.baseline["flaky"]:
-            # someone else's package already fails these gates unperturbed (its findings): a mutant
-            # cannot be told by them, so they are left out of this observation, and said so
-            aside = sorted({r["gate"] for r in result.baseline["red"]})
-            result.baseline["set_aside"] = aside
-            emit("baseline", f"baseline: {len(aside)} gates already red unperturbed, set aside: {', '.join(aside)}")
-            for p in todo:
-                gates_of[p["id"]] = [g for g in gates_of[p["id"]] if g not in aside]
-                instances_of[p["id"]] = {n for n in instances_of[p["id"]] if n.split("[", 1)[0] not in aside}
-                results[p["id"]].gates = gates_of[p["id"]]
-            selected = [g for g in selected if g not in aside]
-        elif result.baseline["red"]:
-            reds = "; ".join(f"{r['gate']} ({r['run']}): {r['outcome']}: {r['detail']}" for r in result.baseline["red"])
-            stop = ("baseline_red", f"baseline red: gates fail with no perturbation applied: {reds}")
-        elif result.baseline["flaky"]:
-            fl = "; ".join(clean_runs.describe(g, d) for g, d in sorted(result.baseline["flaky"].items()))
-            stop = ("flaky", f"flaky gates refused (red in some unpatched runs, or readings that differ between "
-                             f"them): {fl}")
-        if stop is not None:
-            result.error_kind, result.error = stop
-            emit("error", result.error)
-            result.wall_s = time.perf_counter() - t_start
-            result.compute_ok()
-            return result
-
-        if trace_lines:  # a perturbation runs only the instances that reach its changed code
-            executed = {it["nodeid"]: it.get("lines_executed") or {} for it in b1.items}
-            for p in todo:
-                if p["reach"] is None:
-                    continue
-                path = patches[p["id"]].path
-                keep = {n for n in instances_of[p["id"]] if reaches(executed.get(n, {}).get(path), p["reach"])}
-                instances_of[p["id"]] = keep
-                gates_of[p["id"]] = sorted({_gate_of(n) for n in keep})
-                results[p["id"]].gates = gates_of[p["id"]]
-                results[p["id"]].unreached = not keep
-
-        # 5. perturbations, one child each, the costliest first (their instances' baseline
-        # durations), so the short ones fill the end; 6. green after: unpatched children over
-        # every gate run, split into `jobs` parts of about equal cost (whole gates each), queued
-        # behind the perturbations. Each child is a fresh process and nothing is ever written
-        # to disk, so a green-after child may start as soon as a worker is free.
-        cost = _durations(b1)
-        total = len(todo)
-        futures = {}
-
-        def submit_one(p):
-            t = p["timeout_s"] or timeout_s
-            futures[pool.submit(launch_child, f"perturbation-{p['id']}",
-                                job(results[p["id"]].gates, patches[p["id"]], keep=instances_of[p["id"]]),
-                                t, p["target"])] = p
-
-        with_gates = sorted((p for p in todo if results[p["id"]].gates),
-                            key=lambda p: -sum(cost.get(n, 0.0) for n in instances_of[p["id"]]))
-        if batched:
-            for part in _batches(with_gates, jobs):
-                futures[pool.submit(launch_batch, part)] = part
-        else:
-            for p in with_gates:
-                submit_one(p)
-        ran_gates = sorted({g for p in todo for g in results[p["id"]].gates})
-        ran_instances = set().union(*(instances_of[p["id"]] for p in todo if results[p["id"]].gates))
-        after_parts = _balanced_parts(ran_instances, cost, jobs)
-        after_futures = [pool.submit(launch_child, f"green-after-{i + 1}",
-                                     job(sorted({_gate_of(n) for n in part}), keep=part), timeout_s)
-                         for i, part in enumerate(after_parts)]
-        done_count = 0
-        for p in todo:  # perturbations without gates: nothing can go red
-            if not results[p["id"]].gates:
-                results[p["id"]].status = "ran"
-                done_count += 1
-                emit("perturbation", f"[{done_count}/{total}] {p['id']} ... {results[p['id']].summary()}",
-                     index=done_count, total=total, id=p["id"], status=results[p["id"]].summary())
-        def finish(p, child):
-            nonlocal done_count
-            pr = results[p["id"]]
-            pr.status = "ran"
-            pr.child = child.to_json()
-            counts = _counts(instances_of[p["id"]])
-            pr.outcomes = [_gate_result(g, index, child, p, root, counts[g]) for g in pr.gates]
-            done_count += 1
-            emit("perturbation", f"[{done_count}/{total}] {p['id']} ... {pr.summary()}",
-                 index=done_count, total=total, id=p["id"], status=pr.summary())
-
-        while futures:
-            fut = next(cf.as_completed(futures))
-            what = futures.pop(fut)
-            if isinstance(what, dict):
-                finish(what, fut.result())
-                continue
-            for p, child in fut.result():  # a batch: what each fork left, or None to run it alone
-                if child is None:
-                    submit_one(p)
-                else:
-                    finish(p, child)
-
-        if after_futures:
-            emit("green_after", f"green after: {len(ran_gates)} gates, unpatched, in {len(after_futures)} children")
-            after_children = [f.result() for f in after_futures]
-            child_of = {_gate_of(n): c for part, c in zip(after_parts, after_children) for n in part}
-            green = {}
-            counts = _counts(ran_instances)
-            for g in ran_gates:
-                c = outcomes.classify_gate(g, index.file_of(g), child_of[g], counts[g])
-                green[g] = outcomes.is_green(c["outcome"])
-                for p in todo:
-                    for o in results[p["id"]].outcomes:
-                        if o.gate == g:
-                            o.green_after = green[g]
-                            o.fixtures_read = sorted(set(o.fixtures_read) | {paths.rel_to_root(f, root) for f in c["fixtures_read"]})
-            for p in todo:
-                pr = results[p["id"]]
-                if pr.outcomes:
-                    pr.restored = all(o.green_after for o in pr.outcomes)
-            result.green_after = {"gates": ran_gates, "not_green": sorted(g for g, ok in green.items() if not ok),
-                                  "children": [c.to_json() for c in after_children]}
-            emit("green_after", "green after: " + ("all green" if all(green.values()) else
-                                                   "NOT green: " + ", ".join(result.green_after["not_green"])))
-        # fixtures read in the baseline belong to the gate too
-        base_fx: dict[str, set] = {}
-        for child in runs:
-            for it in child.items:
-                base_fx.setdefault(it["gate"], set()).update(it.get("fixtures_read", []))
-        for p in todo:
-            for o in results[p["id"]].outcomes:
-                o.fixtures_read = sorted(set(o.fixtures_read) | {paths.rel_to_root(f, root) for f in base_fx.get(o.gate, ())})
-    except BaseException:
-        launch.kill_all()
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        if own_zygote:
-            warm.close()
-        _rmtree(workdir)
-
-    # 7. nothing on disk moved
-    hashes_after = {f: jsonio.sha256_file(f) for f in watched}
-    for p in todo:  # every file under fixtures/ was hashed before: one read but not hashed appeared during the run
-        for o in results[p["id"]].outcomes:
-            for fx in o.fixtures_read:
-                full = str(paths.resolve(fx, root))
-                if full not in hashes_before:
-                    hashes_before[full], hashes_after[full] = None, jsonio.sha256_file(full)
-    changed = sorted(paths.rel_to_root(f, root) for f in hashes_before if hashes_before[f] != hashes_after.get(f))
-    result.sources = {"watched": len(hashes_before), "changed": changed}
-    if changed:
-        result.error_kind = "source_changed"
-        result.error = ("files changed on disk during the run (a gate, a target or a fixture); "
-                        f"no evidence written: {changed}")
-        emit("error", result.error)
-        result.wall_s = time.perf_counter() - t_start
-        result.compute_ok()
-        return result
-
-    if observe:  # an observation expected nothing, so it proves nothing: no evidence (module docstring)
-        emit("evidence", "observation: no evidence written")
-    else:
-        _write_evidence(todo, results, patches, records_root, root, hashes_before, result, emit)
-    result.wall_s = time.perf_counter() - t_start
-    result.compute_ok()
-    return result
+    _check_options(observe=observe, stale_only=stale_only, first_red_only=first_red_only,
+                   set_aside_red_baseline=set_aside_red_baseline, trace_lines=trace_lines, batched=batched)
+    s = _settings(
+        repo_root, test_paths=test_paths, reports_dir=reports_dir, evidence_dir=evidence_dir,
+        fixtures_dir=fixtures_dir, cache_dir=cache_dir, pythonpath=pythonpath, jobs=jobs, timeout_s=timeout_s,
+        environment=environment, progress=progress, stale_only=stale_only, observe=observe,
+        first_red_only=first_red_only, set_aside_red_baseline=set_aside_red_baseline, trace_lines=trace_lines,
+        batched=batched)
+    r = _Run(s, *_inputs(perturbations, s))            # 1. every input error, before any child runs
+    with _Children(s, warm_start, zygote) as children:
+        ran = _run_children(r, children)                # 2.-6. index, baseline, perturbations, green after
+    if ran and _sources_unchanged(r):                   # 7. nothing on disk moved
+        _evidence(r)                                    # 8.
+    r.result.wall_s = time.perf_counter() - t_start     # the one ending, whether the run stopped or finished
+    r.result.compute_ok()
+    return r.result
 
 
 def observe(perturbations: Iterable[dict], **options) -> RunResult:
@@ -547,18 +215,587 @@ def observe(perturbations: Iterable[dict], **options) -> RunResult:
     return run(perturbations, observe=True, **options)
 
 
-def _write_evidence(todo, results, patches, records_root: Path, root: Path, hashes_before, result: RunResult,
-                    emit) -> None:
-    """Step 8: one record per gate run, and no records left of gates a perturbation no longer runs."""
+def _run_children(r: "_Run", children: "_Children") -> bool:
+    """Steps 2-6, those that run children. False: the run stopped before its perturbations (nothing
+    to run, or a forced failure or baseline that cannot be trusted) and steps 7-8 do not apply."""
+    # the forced failure needs nothing else: it runs while the gate index is collected
+    # (with stale_only it waits until something is known to need running)
+    forced = None if r.s.stale_only else _submit_forced_failure(children)
+    _collect_gate_index(r, children)
+    _select_gates(r)
+    _start_results(r)
+    _keep_current_evidence(r)
+    if not r.todo:
+        r.result.baseline = {"skipped": "nothing to run"}
+        return False
+    _select_baseline(r)
+    _hash_watched_files(r)
+    if not _baseline_and_forced_failure(r, children, forced):
+        return False
+    if r.s.trace_lines:
+        _keep_instances_that_reach(r)
+    _perturbations_and_green_after(r, children)
+    _add_baseline_fixtures(r)
+    return True
+
+
+# ---------------------------------------------------------------- what the steps share
+
+@dataclass(frozen=True)
+class _Settings:
+    """A run's options, resolved against the repo root: read by every step, changed by none."""
+    root: Path
+    test_paths: list[str]
+    records_root: Path
+    fixtures: Path
+    cache: Path
+    pythonpath: list[str]
+    jobs: int
+    timeout_s: float
+    environment: dict[str, str | None] | None
+    base_env: dict                 # the children's environment before `environment` (a zygote's)
+    env: dict                      # with `environment` applied: a cold child's
+    progress: Progress | None
+    stale_only: bool
+    observe: bool
+    first_red_only: bool
+    set_aside_red_baseline: bool
+    trace_lines: bool
+    batched: bool
+
+    def emit(self, event: str, message: str, **extra) -> None:
+        if self.progress is not None:
+            self.progress(dict(extra, event=event, message=message))
+
+
+def _check_options(*, observe, stale_only, first_red_only, set_aside_red_baseline, trace_lines, batched) -> None:
+    if observe and stale_only:
+        raise InvalidPerturbation("an observation runs every perturbation afresh: stale_only does not apply")
+    if (first_red_only or set_aside_red_baseline or trace_lines or batched) and not observe:
+        raise InvalidPerturbation("first_red_only, set_aside_red_baseline, trace_lines and batched are for "
+                                  "observations: acceptance needs every listed gate red, a green baseline, "
+                                  "and each perturbation in a child of its own")
+
+
+def _settings(repo_root, *, test_paths, reports_dir, evidence_dir, fixtures_dir, cache_dir, pythonpath, jobs,
+              environment, **flags) -> _Settings:
+    root = Path(repo_root).resolve()
+    pythonpath = [str(_abs(p, root)) for p in pythonpath]
+    jobs = _jobs(jobs)
+    base_env = _base_env(root, pythonpath, jobs)
+    return _Settings(
+        root=root,
+        test_paths=[str(t) for t in test_paths],
+        records_root=(_abs(evidence_dir, root) if evidence_dir is not None
+                      else paths.evidence_root(_abs(reports_dir, root))),
+        fixtures=_abs(fixtures_dir, root),
+        cache=_abs(cache_dir, root) if cache_dir is not None else gate_index.cache_dir(root),
+        pythonpath=pythonpath,
+        jobs=jobs,
+        environment=environment,
+        base_env=base_env,
+        env=launch.with_overrides(base_env, environment),
+        **flags,
+    )
+
+
+@dataclass
+class _Run:
+    """What the steps share, filled in as they go (each step says what it sets)."""
+    s: _Settings
+    perts: list[dict]                                     # validated, in the caller's order
+    patches: dict[str, patching.Patch]                    # by perturbation id
+    result: RunResult = field(init=False)
+    results: dict[str, PerturbationResult] = field(default_factory=dict)  # by id: those in result.perturbations
+    index: gate_index.GateIndex | None = None
+    gates_of: dict[str, list[str]] = field(default_factory=dict)   # by id: the gates it runs
+    instances_of: dict[str, set[str]] = field(default_factory=dict)  # by id: the gates' instances that can see the patch
+    todo: list[dict] = field(default_factory=list)       # to run: all, or with stale_only those not current
+    selected: list[str] = field(default_factory=list)    # the gates of `todo`, run clean in the baseline
+    selected_instances: set[str] = field(default_factory=set)
+    watched: list[str] = field(default_factory=list)     # files hashed before the baseline and after green after
+    hashes_before: dict[str, str | None] = field(default_factory=dict)
+    baseline_runs: list[launch.ChildRun] = field(default_factory=list)
+    cost: dict[str, float] = field(default_factory=dict)  # seconds per instance in baseline run 1
+
+    def __post_init__(self) -> None:
+        self.result = RunResult(observe=self.s.observe)
+
+
+class _Children:
+    """Where a run's children start: a scratch directory for their job and result files, `jobs`
+    worker threads, and the zygote they fork from. As a context: on any exception every child is
+    killed; in any case the workers are joined, our own zygote closed and the directory removed."""
+
+    def __init__(self, s: _Settings, warm_start: bool, zygote: "warm_start_mod.LazyZygote | None"):
+        self.s = s
+        self.workdir = tempfile.mkdtemp(prefix="fidelity-perturb-")
+        self.pool = cf.ThreadPoolExecutor(max_workers=s.jobs, thread_name_prefix="fidelity-perturb")
+        # a zygote the caller shares between runs (their environments differ only in `environment`,
+        # which each child applies itself), or one of our own, or none
+        self.own_zygote = warm_start and zygote is None
+        self.warm = zygote if warm_start and zygote is not None else (
+            warm_start_mod.LazyZygote(str(s.root), s.base_env) if self.own_zygote else None)
+
+    def __enter__(self) -> "_Children":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        try:
+            if exc_type is not None:
+                launch.kill_all()
+        finally:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            if self.own_zygote:
+                self.warm.close()
+            _rmtree(self.workdir)
+        return False
+
+    def job(self, args, patch: patching.Patch | None = None, rootdir: Path | None = None, keep=None) -> dict:
+        """What a child does (child.py): run the node ids or paths `args`, only the instances in
+        `keep` (None: all), with `patch`'s source served for its module."""
+        j = {"mode": "run", "args": list(args), "rootdir": str(rootdir or self.s.root),
+             "fixtures_dir": str(self.s.fixtures), "patch": None,
+             "keep": sorted(keep) if keep is not None else None, "env": dict(self.s.environment or {}),
+             # a perturbation needs each gate red once: the rest of a red gate's instances are skipped
+             "stop_gate_when_red": patch is not None,
+             # an observation for discovery needs one gate red: everything after it is skipped
+             "stop_when_any_red": patch is not None and self.s.first_red_only}
+        if patch is not None:
+            j["patch"] = {"perturbation": patch.perturbation_id, "module": patch.module,
+                          "path": patch.path, "source": patch.patched}
+        return j
+
+    def start(self, label: str, job: dict, timeout: float, target: str | None = None) -> launch.ChildRun:
+        """Run one child to its end (in a worker thread): forked from the zygote, or cold."""
+        zygote = self.warm.get() if self.warm is not None else None
+        if zygote is not None and target is not None and zygote.holds(target):
+            zygote = None  # the target is imported there already: its patch needs a fresh interpreter
+        return launch.run_child(job, workdir=self.workdir, label=label, cwd=str(self.s.root), env=self.s.env,
+                                timeout_s=timeout, zygote=zygote)
+
+    def submit(self, label: str, job: dict, timeout: float, target: str | None = None) -> cf.Future:
+        return self.pool.submit(self.start, label, job, timeout, target)
+
+
+# ---------------------------------------------------------------- 1. inputs, 2. gates, 3. stale_only
+
+def _inputs(perturbations: Iterable[dict], s: _Settings) -> tuple[list[dict], dict[str, patching.Patch]]:
+    """The perturbations checked, and each one's patch, computed on its target's source found
+    without importing it (InvalidPerturbation, TargetNotFound, PatchError raise here)."""
+    perts = [validate(p) for p in perturbations]
+    _refuse_colliding_ids(perts)
+    search = locate.child_search_path(str(s.root), s.pythonpath)
+    return perts, {p["id"]: _patch(p, search) for p in perts}
+
+
+def _refuse_colliding_ids(perts: list[dict]) -> None:
+    seen: dict[str, str] = {}
+    for p in perts:
+        key = paths.sanitise(p["id"])
+        if key in seen:
+            raise InvalidPerturbation(f"perturbation ids {seen[key]!r} and {p['id']!r} collide (same evidence directory)")
+        seen[key] = p["id"]
+
+
+def _patch(p: dict, search) -> patching.Patch:
+    try:
+        path = locate.find_source(p["target"], search)
+    except TargetNotFound as e:
+        raise TargetNotFound(f"{_named(p)}: {e}") from None
+    return patching.make_patch(p["id"], p["target"], path, p["edits"],
+                               display_path=locate.module_path(p["target"], path))
+
+
+def _named(p: dict) -> str:
+    """A validated perturbation as error messages name it."""
+    return f"perturbation {p['id']}" + (f" ({p['file']})" if p["file"] else "")
+
+
+def _collect_gate_index(r: _Run, children: _Children) -> None:
+    """Sets r.index: one cached collect-only child (gate_index.py)."""
+    s = r.s
+    s.emit("collect", "collecting the gate index")
+    r.index = gate_index.collect(s.test_paths, repo_root=s.root, cache_dir=s.cache, pythonpath=s.pythonpath,
+                                 timeout_s=max(s.timeout_s, 300), environment=s.environment,
+                                 zygote=children.warm)
+
+
+def _select_gates(r: _Run) -> None:
+    """Sets r.gates_of and r.instances_of: the gates covering a perturbation's target and those it
+    lists or predicts (UnknownGate for one the index does not know); of each, the instances
+    covering the target (all of a listed gate's when none covers it)."""
+    for p in r.perts:
+        named = set(p["gates"]) | set(p["predicted"])
+        unknown = sorted(g for g in named if g not in r.index.gates)
+        if unknown:
+            raise UnknownGate(f"{_named(p)}: unknown gate(s) {unknown}; known gates: {sorted(r.index.gates)}")
+        # A perturbation of someone else's implementation (it names a subject) runs only the
+        # gates it lists: the package's other red gates are findings about it, not a red baseline.
+        covering = set() if p.get("subject") else set(r.index.gates_for_target(p["target"]))
+        r.gates_of[p["id"]] = sorted(covering | named)
+        r.instances_of[p["id"]] = {n for g in r.gates_of[p["id"]] for n in r.index.instances_covering(g, p["target"])}
+
+
+def _start_results(r: _Run) -> None:
+    """Sets r.results and r.result.perturbations: every perturbation "not_run" until it is."""
+    for p in r.perts:
+        patch = r.patches[p["id"]]
+        r.results[p["id"]] = PerturbationResult(
+            id=p["id"], title=p["title"], target=p["target"], target_file=patch.display_path,
+            spec_file=p["file"], diff=patch.diff, gates=r.gates_of[p["id"]], listed=p["gates"], status="not_run",
+            observe=r.s.observe,
+        )
+    r.result.perturbations = [r.results[p["id"]] for p in r.perts]
+
+
+def _keep_current_evidence(r: _Run) -> None:
+    """Sets r.todo: every perturbation, or with stale_only those whose evidence is not current
+    (the others are filled from their records)."""
+    if not r.s.stale_only:
+        r.todo = list(r.perts)
+        return
+    records = store.load_all(r.s.records_root)
+    r.todo = []
+    for p in r.perts:
+        mine = {rec.gate: rec for rec in records if rec.perturbation == p["id"]}
+        gates = r.gates_of[p["id"]]
+        if gates and all(g in mine and staleness.is_current(mine[g], r.s.root, p) for g in gates):
+            _from_records(r.results[p["id"]], [mine[g] for g in gates])
+            r.s.emit("skip", f"{p['id']} ... evidence current, not re-run", id=p["id"])
+        else:
+            r.todo.append(p)
+
+
+# ---------------------------------------------------------------- 4. baseline and forced failure
+
+def _select_baseline(r: _Run) -> None:
+    """Sets r.selected and r.selected_instances: what the clean runs run."""
+    r.selected = sorted({g for p in r.todo for g in r.gates_of[p["id"]]})
+    r.selected_instances = set().union(*(r.instances_of[p["id"]] for p in r.todo))
+
+
+def _hash_watched_files(r: _Run) -> None:
+    """Sets r.watched and r.hashes_before (step 7 compares them after green after)."""
+    r.watched = _watched_files(r.patches, r.todo, r.index, r.selected, r.s.root, r.s.fixtures)
+    r.hashes_before = {f: jsonio.sha256_file(f) for f in r.watched}
+    for p in r.todo:  # the text each patch was computed on is the "before" of its target
+        r.hashes_before[r.patches[p["id"]].path] = r.patches[p["id"]].original_sha256
+
+
+def _submit_forced_failure(children: _Children) -> cf.Future:
+    """forced_red_gate.py, in a child: a gate that must be seen red by its own assertion with its
+    reading, or no red of this run can be trusted."""
+    return children.submit("forced-failure",
+                           children.job([str(FORCED_RED_GATE)], rootdir=FORCED_RED_GATE.parent.parent.parent),
+                           children.s.timeout_s)
+
+
+def _baseline_and_forced_failure(r: _Run, children: _Children, forced: cf.Future | None) -> bool:
+    """Sets r.baseline_runs, r.result.forced_failure and r.result.baseline: the clean runs and the
+    forced failure (`forced`, or started here), judged. False: the run stops (r.result.error)."""
+    s = r.s
+    n_runs = clean_runs.OBSERVATION_RUNS if s.observe else clean_runs.CLEAN_RUNS
+    s.emit("baseline", f"baseline: {len(r.selected)} gates, unpatched, {n_runs} runs; forced failure")
+    if forced is None:
+        forced = _submit_forced_failure(children)
+    run_futures = _submit_clean_runs(r, children, n_runs)
+    forced_child, r.baseline_runs = forced.result(), [f.result() for f in run_futures]
+
+    r.result.forced_failure = _check_forced(forced_child)
+    s.emit("forced_failure", "forced failure: " + ("seen red by assertion" if r.result.forced_failure["seen_red"]
+                                                   else "NOT seen red: " + r.result.forced_failure["detail"]))
+    r.result.baseline = _check_baseline(r.baseline_runs, r.selected, r.index, _counts(r.selected_instances))
+    s.emit("baseline", "baseline: " + (f"green in all {n_runs} runs, readings identical" if r.result.baseline["ok"]
+                                       else "FAILED"))
+    return _baseline_trusted(r)
+
+
+def _submit_clean_runs(r: _Run, children: _Children, n_runs: int) -> list[cf.Future]:
+    j1 = children.job(r.selected, keep=r.selected_instances)
+    if r.s.trace_lines:  # the first baseline also says which instance runs which lines of the targets
+        j1["trace_lines"] = sorted({r.patches[p["id"]].path for p in r.todo})
+    futures = [children.submit("baseline-1", j1, r.s.timeout_s)]
+    futures += [children.submit(f"baseline-{k}", children.job(r.selected, keep=r.selected_instances), r.s.timeout_s)
+                for k in range(2, n_runs + 1)]
+    return futures
+
+
+def _baseline_trusted(r: _Run) -> bool:
+    """Whether the run may go on after its baseline; if not, why (r.result.error)."""
+    forced, base = r.result.forced_failure, r.result.baseline
+    if not forced["seen_red"]:
+        _stop(r, "forced_failure", "the forced failure was not seen red by assertion, so red cannot be trusted: "
+              + forced["detail"])
+        return False
+    if base["red"] and r.s.set_aside_red_baseline and not base["flaky"]:
+        _set_aside_red_gates(r)
+        return True
+    if base["red"]:
+        reds = "; ".join(f"{x['gate']} ({x['run']}): {x['outcome']}: {x['detail']}" for x in base["red"])
+        _stop(r, "baseline_red", f"baseline red: gates fail with no perturbation applied: {reds}")
+        return False
+    if base["flaky"]:
+        fl = "; ".join(clean_runs.describe(g, d) for g, d in sorted(base["flaky"].items()))
+        _stop(r, "flaky", f"flaky gates refused (red in some unpatched runs, or readings that differ between "
+                          f"them): {fl}")
+        return False
+    return True
+
+
+def _set_aside_red_gates(r: _Run) -> None:
+    # someone else's package already fails these gates unperturbed (its findings): a mutant
+    # cannot be told by them, so they are left out of this observation, and said so
+    aside = sorted({x["gate"] for x in r.result.baseline["red"]})
+    r.result.baseline["set_aside"] = aside
+    r.s.emit("baseline", f"baseline: {len(aside)} gates already red unperturbed, set aside: {', '.join(aside)}")
+    for p in r.todo:
+        r.gates_of[p["id"]] = [g for g in r.gates_of[p["id"]] if g not in aside]
+        r.instances_of[p["id"]] = {n for n in r.instances_of[p["id"]] if _gate_of(n) not in aside}
+        r.results[p["id"]].gates = r.gates_of[p["id"]]
+    r.selected = [g for g in r.selected if g not in aside]
+
+
+def _keep_instances_that_reach(r: _Run) -> None:
+    """trace_lines: a perturbation runs only the instances that reached its changed code in
+    baseline run 1; none did: it is unreached and runs no child."""
+    executed = {it["nodeid"]: it.get("lines_executed") or {} for it in r.baseline_runs[0].items}
+    for p in r.todo:
+        if p["reach"] is None:
+            continue
+        path = r.patches[p["id"]].path
+        keep = {n for n in r.instances_of[p["id"]] if reaches(executed.get(n, {}).get(path), p["reach"])}
+        r.instances_of[p["id"]] = keep
+        r.gates_of[p["id"]] = sorted({_gate_of(n) for n in keep})
+        r.results[p["id"]].gates = r.gates_of[p["id"]]
+        r.results[p["id"]].unreached = not keep
+
+
+def _stop(r: _Run, kind: str, message: str) -> None:
+    """The run stops here: no further step runs, and no evidence is written."""
+    r.result.error_kind, r.result.error = kind, message
+    r.s.emit("error", message)
+
+
+# ---------------------------------------------------------------- 5. perturbations, 6. green after
+
+def _perturbations_and_green_after(r: _Run, children: _Children) -> None:
+    """The perturbation children, the costliest first (their instances' baseline durations), so
+    the short ones fill the end; the green-after children queued behind them. Each child is a
+    fresh process and nothing is ever written to disk, so a green-after child may start as soon
+    as a worker is free."""
+    r.cost = _durations(r.baseline_runs[0])
+    perturbing = _PerturbationChildren(r, children)
+    perturbing.submit_all()
+    green_after = _submit_green_after(r, children)
+    perturbing.report_those_without_gates()
+    perturbing.wait()
+    if green_after.futures:
+        _judge_green_after(r, green_after)
+
+
+class _PerturbationChildren:
+    """Step 5: a child per perturbation (with `batched`, a batch child per share of them); each
+    judged as it ends and reported "[k/total] id ... summary"."""
+
+    def __init__(self, r: _Run, children: _Children):
+        self.r, self.children = r, children
+        self.futures: dict[cf.Future, dict | list[dict]] = {}  # a perturbation's child, or a batch's
+        self.done = 0
+        self.total = len(r.todo)
+
+    def submit_all(self) -> None:
+        r = self.r
+        with_gates = sorted((p for p in r.todo if r.results[p["id"]].gates),
+                            key=lambda p: -sum(r.cost.get(n, 0.0) for n in r.instances_of[p["id"]]))
+        if r.s.batched:
+            for part in _batches(with_gates, r.s.jobs):
+                self.futures[self.children.pool.submit(_run_batch, r, self.children, part)] = part
+        else:
+            for p in with_gates:
+                self.submit_one(p)
+
+    def submit_one(self, p: dict) -> None:
+        r = self.r
+        job = self.children.job(r.results[p["id"]].gates, r.patches[p["id"]], keep=r.instances_of[p["id"]])
+        fut = self.children.submit(f"perturbation-{p['id']}", job, p["timeout_s"] or r.s.timeout_s, p["target"])
+        self.futures[fut] = p
+
+    def report_those_without_gates(self) -> None:
+        for p in self.r.todo:  # nothing can go red
+            if not self.r.results[p["id"]].gates:
+                self.r.results[p["id"]].status = "ran"
+                self._report(p)
+
+    def wait(self) -> None:
+        while self.futures:
+            fut = next(cf.as_completed(self.futures))
+            what = self.futures.pop(fut)
+            if isinstance(what, dict):
+                self._finish(what, fut.result())
+                continue
+            for p, child in fut.result():  # a batch: what each fork left, or None to run it alone
+                if child is None:
+                    self.submit_one(p)
+                else:
+                    self._finish(p, child)
+
+    def _finish(self, p: dict, child: launch.ChildRun) -> None:
+        r = self.r
+        pr = r.results[p["id"]]
+        pr.status = "ran"
+        pr.child = child.to_json()
+        counts = _counts(r.instances_of[p["id"]])
+        pr.outcomes = [_gate_result(g, r.index, child, p, r.s.root, counts[g]) for g in pr.gates]
+        self._report(p)
+
+    def _report(self, p: dict) -> None:
+        self.done += 1
+        summary = self.r.results[p["id"]].summary()
+        self.r.s.emit("perturbation", f"[{self.done}/{self.total}] {p['id']} ... {summary}",
+                      index=self.done, total=self.total, id=p["id"], status=summary)
+
+
+def _run_batch(r: _Run, children: _Children, part: list[dict]) -> list[tuple[dict, launch.ChildRun | None]]:
+    """One batch child for `part` (batch.py), in a worker thread: [(perturbation, ChildRun or None)];
+    None for one its forks could not serve by code swap, or left no results (it runs alone then)."""
+    mutants = [_mutant(r, children, p) for p in part]
+    os.makedirs(os.path.join(children.workdir, "batch-results"), exist_ok=True)
+    j_keep = set().union(*(r.instances_of[p["id"]] for p in part))
+    j = dict(children.job(sorted({g for p in part for g in r.results[p["id"]].gates}), keep=j_keep),
+             mode="mutants", mutants=mutants, stop_gate_when_red=True, stop_when_any_red=r.s.first_red_only,
+             instance_seconds={n: r.cost.get(n, 0.0) for n in j_keep})
+    batch_child = children.start(f"batch-{part[0]['id']}", j, sum(m["timeout_s"] for m in mutants) + r.s.timeout_s)
+    out = [(p, _batch_fork(p, m, batch_child)) for p, m in zip(part, mutants)]
+    alone = [p["id"] for p, c in out if c is None]
+    if alone:
+        why = (f"the batch child ended {batch_child.status_text}: {batch_child.output_tail[-1500:]}"
+               if batch_child.status != "ok" or len(alone) == len(out) else "code swap cannot serve them")
+        r.s.emit("batch", f"{len(alone)} of {len(out)} run alone ({why}): {', '.join(alone[:5])}"
+                          + (" ..." if len(alone) > 5 else ""))
+    return out
+
+
+def _mutant(r: _Run, children: _Children, p: dict) -> dict:
+    """A perturbation as a batch child serves it (batch.py)."""
+    patch = r.patches[p["id"]]
+    return {"id": p["id"], "module": p["target"], "path": patch.path, "source": patch.patched,
+            "keep": sorted(r.instances_of[p["id"]]), "timeout_s": p["timeout_s"] or r.s.timeout_s,
+            "results": os.path.join(children.workdir, "batch-results", paths.sanitise(p["id"]) + ".json")}
+
+
+def _batch_fork(p: dict, mutant: dict, batch_child: launch.ChildRun) -> launch.ChildRun | None:
+    """What the fork serving `p` left, as a child of its own would have; None: it must run alone."""
+    status = batch_mod.read_status(mutant["results"])
+    child = None if status is None else launch.read_child(
+        f"perturbation-{p['id']}", mutant["results"], returncode=status["returncode"],
+        timed_out=status["timed_out"], wall_s=status["wall_s"], output_tail=batch_child.output_tail,
+        start="batch")
+    if child is not None and (child.results or {}).get(batch_mod.SWAP_IMPOSSIBLE):
+        return None
+    return child
+
+
+@dataclass(frozen=True)
+class _GreenAfter:
+    """Step 6 under way: unpatched children over every gate a perturbation ran, in parts of whole gates."""
+    gates: list[str]
+    instances: set[str]
+    parts: list[set[str]]
+    futures: list[cf.Future]
+
+
+def _submit_green_after(r: _Run, children: _Children) -> _GreenAfter:
+    gates = sorted({g for p in r.todo for g in r.results[p["id"]].gates})
+    instances = set().union(*(r.instances_of[p["id"]] for p in r.todo if r.results[p["id"]].gates))
+    parts = _balanced_parts(instances, r.cost, r.s.jobs)
+    futures = [children.submit(f"green-after-{i + 1}", children.job(sorted({_gate_of(n) for n in part}), keep=part),
+                               r.s.timeout_s)
+               for i, part in enumerate(parts)]
+    return _GreenAfter(gates, instances, parts, futures)
+
+
+def _judge_green_after(r: _Run, after: _GreenAfter) -> None:
+    """Sets each outcome's green_after (and the fixtures its gate read), each perturbation's
+    restored, and r.result.green_after."""
+    r.s.emit("green_after", f"green after: {len(after.gates)} gates, unpatched, in {len(after.futures)} children")
+    after_children = [f.result() for f in after.futures]
+    child_of = {_gate_of(n): c for part, c in zip(after.parts, after_children) for n in part}
+    green = {}
+    counts = _counts(after.instances)
+    for g in after.gates:
+        c = outcomes.classify_gate(g, r.index.file_of(g), child_of[g], counts[g])
+        green[g] = outcomes.is_green(c["outcome"])
+        for o in _outcomes_of_gate(r, g):
+            o.green_after = green[g]
+            o.fixtures_read = sorted(set(o.fixtures_read) | {paths.rel_to_root(f, r.s.root) for f in c["fixtures_read"]})
+    for p in r.todo:
+        pr = r.results[p["id"]]
+        if pr.outcomes:
+            pr.restored = all(o.green_after for o in pr.outcomes)
+    r.result.green_after = {"gates": after.gates, "not_green": sorted(g for g, ok in green.items() if not ok),
+                            "children": [c.to_json() for c in after_children]}
+    r.s.emit("green_after", "green after: " + ("all green" if all(green.values()) else
+                                               "NOT green: " + ", ".join(r.result.green_after["not_green"])))
+
+
+def _outcomes_of_gate(r: _Run, gate: str) -> list[GateResult]:
+    return [o for p in r.todo for o in r.results[p["id"]].outcomes if o.gate == gate]
+
+
+def _add_baseline_fixtures(r: _Run) -> None:
+    """Fixtures read in the baseline belong to the gate too."""
+    base_fx: dict[str, set] = {}
+    for child in r.baseline_runs:
+        for it in child.items:
+            base_fx.setdefault(it["gate"], set()).update(it.get("fixtures_read", []))
+    for p in r.todo:
+        for o in r.results[p["id"]].outcomes:
+            o.fixtures_read = sorted(set(o.fixtures_read) | {paths.rel_to_root(f, r.s.root)
+                                                             for f in base_fx.get(o.gate, ())})
+
+
+# ---------------------------------------------------------------- 7. sources, 8. evidence
+
+def _sources_unchanged(r: _Run) -> bool:
+    """Sets r.result.sources; False (the run stops, no evidence) when a watched file, or a fixture
+    read but not hashed before, differs from what it was before the baseline."""
+    root = r.s.root
+    hashes_after = {f: jsonio.sha256_file(f) for f in r.watched}
+    for p in r.todo:  # every file under fixtures/ was hashed before: one read but not hashed appeared during the run
+        for o in r.results[p["id"]].outcomes:
+            for fx in o.fixtures_read:
+                full = str(paths.resolve(fx, root))
+                if full not in r.hashes_before:
+                    r.hashes_before[full], hashes_after[full] = None, jsonio.sha256_file(full)
+    changed = sorted(paths.rel_to_root(f, root) for f in r.hashes_before if r.hashes_before[f] != hashes_after.get(f))
+    r.result.sources = {"watched": len(r.hashes_before), "changed": changed}
+    if changed:
+        _stop(r, "source_changed", "files changed on disk during the run (a gate, a target or a fixture); "
+                                   f"no evidence written: {changed}")
+        return False
+    return True
+
+
+def _evidence(r: _Run) -> None:
+    if r.s.observe:  # an observation expected nothing, so it proves nothing: no evidence (module docstring)
+        r.s.emit("evidence", "observation: no evidence written")
+    else:
+        _write_evidence(r)
+
+
+def _write_evidence(r: _Run) -> None:
+    """One record per gate run, and no records left of gates a perturbation no longer runs."""
+    root, records_root, result = r.s.root, r.s.records_root, r.result
     vers = record.versions()
     now = record.utc_now()
-    for p in todo:
-        pr = results[p["id"]]
-        patch = patches[p["id"]]
+    for p in r.todo:
+        pr = r.results[p["id"]]
+        patch = r.patches[p["id"]]
         edir = paths.record_dir(records_root, p["id"])
         written = set()
         for o in pr.outcomes:
-            rec = _record(p, pr, patch, o, root, hashes_before, vers, now, result.baseline["clean_runs"])
+            rec = _record(p, pr, patch, o, root, r.hashes_before, vers, now, result.baseline["clean_runs"])
             path = store.write_record(records_root, rec)
             written.add(path.name)
             result.evidence.append(paths.rel_to_root(path, root))
@@ -566,7 +803,7 @@ def _write_evidence(todo, results, patches, records_root: Path, root: Path, hash
             for old in edir.glob("*.json"):
                 if old.name not in written:
                     old.unlink()
-    emit("evidence", f"evidence: {len(result.evidence)} records under {paths.rel_to_root(records_root, root)}")
+    r.s.emit("evidence", f"evidence: {len(result.evidence)} records under {paths.rel_to_root(records_root, root)}")
 
 
 # ---------------------------------------------------------------- helpers
@@ -756,14 +993,14 @@ def _from_records(pr: PerturbationResult, records: list) -> None:
     """Fill a PerturbationResult from current evidence (stale_only: not re-run)."""
     pr.status = "current"
     pr.outcomes = []
-    for r in records:
-        pred = r.predicted
+    for rec in records:
+        pred = rec.predicted
         if pred is not None:
             pred = dict(pred, reading=jsonio.decode_float(pred.get("reading")))
         pr.outcomes.append(GateResult(
-            gate=r.gate, outcome=r.outcome, reading=jsonio.decode_float(r.reading), predicted=pred,
-            listed=r.listed, detail=r.detail, green_after=r.green_after, gate_file=r.gate_file,
-            equations=list(r.equations), instances=list(r.instances), fixtures_read=r.fixtures,
+            gate=rec.gate, outcome=rec.outcome, reading=jsonio.decode_float(rec.reading), predicted=pred,
+            listed=rec.listed, detail=rec.detail, green_after=rec.green_after, gate_file=rec.gate_file,
+            equations=list(rec.equations), instances=list(rec.instances), fixtures_read=rec.fixtures,
         ))
     pr.restored = all(o.green_after is True for o in pr.outcomes) if pr.outcomes else None
 
