@@ -1,8 +1,8 @@
 """The few shapes a ledger page is made of, shared by the Markdown and HTML renderers.
 
-Inline content is a str (plain text), Code, Strong, Link, Tag, or a tuple of
-those (concatenated). Blocks are Heading, Para, Bullets, Table, CodeBlock and
-Plot. Both renderers take the same list of blocks, so the Markdown file and the
+Inline content is a str (plain text), Code, Strong, Link, Tag, Ref, Target, Num,
+or a tuple of those (concatenated). Blocks are Heading, Para, Bullets, Table,
+CodeBlock, Plot and Matrix. Both renderers take the same list of blocks, so the Markdown file and the
 HTML page say the same things.
 """
 from __future__ import annotations
@@ -36,10 +36,38 @@ class Tag:
 
 
 @dataclass(frozen=True)
+class Ref:
+    """A mention of something with an id on the page (an equation, a gate, ...): a code span in Markdown, a
+    link in HTML (plain code when nothing on the page carries the id). `hover`: a title for the link."""
+
+    text: str
+    target: str
+    hover: str = ""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Content that is where its id points (an equation's row, a gate's row): in Markdown the content alone."""
+
+    id: str
+    content: object
+
+
+@dataclass(frozen=True)
+class Num:
+    """A number shown to the digits that matter (`short`), with every digit kept (`full`): Markdown writes
+    `full`, HTML shows `short` and `full` on hover."""
+
+    short: str
+    full: str
+
+
+@dataclass(frozen=True)
 class Heading:
     level: int
     text: str
     anchor: str
+    collapsed: bool = False   # in HTML, the section under it is a <details> closed by default
 
 
 @dataclass(frozen=True)
@@ -72,6 +100,18 @@ class Plot:
     caption: str
 
 
+@dataclass(frozen=True)
+class Matrix:
+    """A grid drawn in HTML only (Markdown names it, as it names a plot). `columns`: (id, text, hover);
+    `groups`: (heading inline, rows); a row is (header inline, cells); a cell is (kind, text, hover) or None."""
+
+    name: str
+    caption: str
+    columns: tuple
+    groups: tuple
+    legend: tuple = ()   # (kind, text)
+
+
 @dataclass
 class Document:
     title: str
@@ -95,6 +135,10 @@ def plain(content) -> str:
         return content
     if isinstance(content, (Code, Strong, Tag)):
         return content.text
-    if isinstance(content, Link):
+    if isinstance(content, (Link, Ref)):
         return content.text
+    if isinstance(content, Num):
+        return content.full
+    if isinstance(content, Target):
+        return plain(content.content)
     return "".join(plain(c) for c in content)

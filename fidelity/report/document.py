@@ -17,8 +17,9 @@ which one it is.
 from __future__ import annotations
 
 from fidelity.evidence.outcome import Outcome
-from fidelity.report.blocks import (Bullets, Code, CodeBlock, Document, Heading, Link, Para, Plot, Strong, Table,
-                                    Tag, anchor)
+from fidelity.report.anchors import claim_ref, eq_ref, finding_id, gate_ref, gate_short, pert_ref, ref_id
+from fidelity.report.blocks import (Bullets, Code, CodeBlock, Document, Heading, Link, Num, Para, Plot, Ref, Strong,
+                                    Table, Tag, Target, anchor)
 from fidelity.report.discovery import OUTCOMES as DISCOVERY_OUTCOMES
 from fidelity.report.discovery import witness_text
 from fidelity.report.model import ERROR, FINDING, NOT_PROVIDED, OBSERVED, OBSERVED_STALE, PREDICTED_ONLY, perturbation_key
@@ -68,16 +69,34 @@ def codes(items, empty=DASH) -> object:
     return tuple(out)
 
 
-GATE_PREFIX = "tests/gates/"
+_gate_short = gate_short
 
 
-def _gate_short(gate: str) -> str:
-    """A gate id without the common tests/gates/ prefix (the JSON keeps it whole)."""
-    return gate[len(GATE_PREFIX):] if gate.startswith(GATE_PREFIX) else gate
+def joined(items, empty=DASH) -> object:
+    """Inline items separated by commas."""
+    out = []
+    for i, it in enumerate(items):
+        out += [", ", it] if i else [it]
+    return tuple(out) if out else empty
 
 
 def gate_codes(gates, empty=DASH):
-    return codes([_gate_short(g) for g in gates], empty)
+    return joined([gate_ref(g) for g in gates], empty)
+
+
+def eq_refs(eqs, empty=DASH):
+    return joined([eq_ref(e) for e in eqs], empty)
+
+
+def pert_refs(pids, empty=DASH):
+    return joined([pert_ref(p) for p in pids], empty)
+
+
+def reading(x, digits: int = 9):
+    """A reading to 4 significant digits on the page, every digit (`digits`) on hover and in Markdown."""
+    if not isinstance(x, float):
+        return num(x, digits)
+    return Num(num(x, 4), num(x, digits))
 
 
 _OUTCOME_TAG = {o: (o.words, kind) for o, kind in ((Outcome.RED_BY_ASSERTION, "red"), (Outcome.RED_OTHER, "other"),
@@ -97,9 +116,100 @@ def basis_tag(basis: str):
 
 # ---------------------------------------------------------------- top of the page
 
+def _totals(ledger: dict) -> dict:
+    keys = ("implemented", "deviates", "implemented_accepted", "gates", "gates_accepted", "claims_refuted",
+            "perturbations", "blind_spots", "weak")
+    return {k: sum(s[k] for s in ledger["summary"]) for k in keys}
+
+
+def _verdict(ledger: dict) -> tuple[bool, str]:
+    """(every claim holds as far as checked, the one sentence that says so or says what is open)."""
+    t = _totals(ledger)
+    claimed = t["implemented"] + t["deviates"]
+    open_items = []
+    if t["implemented_accepted"] < claimed:
+        open_items.append(f"{claimed - t['implemented_accepted']} of {claimed} implemented equations have no "
+                          "accepted gate")
+    if t["blind_spots"]:
+        open_items.append(f"{t['blind_spots']} of {t['perturbations']} perturbations are blind spots")
+    if t["claims_refuted"]:
+        open_items.append(f"{t['claims_refuted']} stated numbers are refuted by the oracles")
+    if t["weak"]:
+        open_items.append(f"{t['weak']} separations are weak")
+    if not open_items:
+        return True, (f"Faithful as far as checked: every one of the {claimed} implemented equations is held by an "
+                      "accepted gate, no perturbation is a blind spot, no stated number is refuted.")
+    return False, "Not yet shown faithful: " + "; ".join(open_items) + "."
+
+
+def newest_evidence(ledger: dict) -> str | None:
+    """The newest `recorded_at` of the evidence records (ISO 8601 UTC strings sort as times)."""
+    return max((e["recorded_at"] for e in ledger["evidence"] if e["recorded_at"]), default=None)
+
+
+def _at_a_glance(doc: Document, ledger: dict) -> None:
+    good, sentence = _verdict(ledger)
+    doc.add(Para((Tag("verdict", "passed" if good else "failed"), " ", Strong(sentence))))
+    inp = ledger["inputs"]
+    doc.add(Para(("Evidence from ", str(inp["evidence_records"]), " records (", str(inp["current_records"]),
+                  " current), the newest recorded ", Strong(newest_evidence(ledger) or "never"),
+                  ". No commit is named: no input of the ledger records one, and the checkout's own commit would "
+                  "make the same evidence read differently after every commit.")))
+
+
+def _deviations(doc: Document, ledger: dict) -> None:
+    rows = []
+    for p in ledger["papers"]:
+        deltas = {d["equation"]: d for d in p["deltas"]}
+        for e in p["equations"]:
+            if e["status"] == "deviates":
+                what = " ".join(deltas[e["id"]]["what"].split()) if e["id"] in deltas else "no delta stated"
+                rows.append((Link(p["id"], "#" + ref_id("paper", p["id"])), eq_ref(e["id"], e["title"]),
+                             e["title"], what))
+    doc.add(Heading(3, "Deviations from the papers", "deviations"))
+    if rows:
+        doc.add(Table(("paper", "equation", "title", "what differs"), tuple(rows)))
+    else:
+        doc.add(Para("No equation deviates from its paper."))
+
+
+def _findings_by_gate(t: dict) -> dict[str, list[dict]]:
+    """{gate: [equations it found something about]} for one third-party subject."""
+    out: dict[str, list[dict]] = {}
+    for e in t["equations"]:
+        if e["verdict"] in (FINDING, ERROR):
+            for gate in sorted({f["gate"] for f in e["findings"]}):
+                out.setdefault(gate, []).append(e)
+    return dict(sorted(out.items()))
+
+
+def _third_party_glance(doc: Document, ledger: dict) -> None:
+    third = ledger.get("third_party")
+    if not third:
+        return
+    doc.add(Heading(3, "Third-party findings by failing gate", "third-party-glance"))
+    items = []
+    for t in third:
+        by_gate = _findings_by_gate(t)
+        if not by_gate:
+            items.append((Link(t["name"], "#" + anchor("third-party", t["name"])), ": no finding"))
+            continue
+        gates = joined([(Ref(gate_short(g), finding_id(t["name"], g), g), f" ({len(eqs)})")
+                        for g, eqs in by_gate.items()])
+        items.append((Link(t["name"], "#" + anchor("third-party", t["name"])),
+                      f": {len(by_gate)} gates failed on {len({e['equation'] for es in by_gate.values() for e in es})} "
+                      "equations (equations per gate in brackets): ", gates))
+    doc.add(Bullets(tuple(items)))
+
+
 def _intro(doc: Document, ledger: dict) -> None:
     inp = ledger["inputs"]
     doc.add(Heading(1, "Ledger", "ledger"))
+    _at_a_glance(doc, ledger)
+    _summary(doc, ledger)
+    _deviations(doc, ledger)
+    _third_party_glance(doc, ledger)
+    doc.add(Heading(2, "How to read this ledger", "how-to-read", collapsed=True))
     doc.add(Para(("What the specs claim, what was measured, and what only a transcription stands behind, paper by "
                   "paper. Generated by ", Code("fidelity report"), " from ", str(len(inp["specs"])), " spec files (",
                   codes(inp["specs"]), "), ", str(inp["evidence_records"]), " evidence records (",
@@ -133,6 +243,9 @@ def _intro(doc: Document, ledger: dict) -> None:
                       str(env.get("platform")), ", CUDA ", "available" if env.get("cuda") else "not available",
                       "; pytest exit ", str(run["returncode"]), ", ", str(run["collect_errors"]),
                       " collection errors.")))
+
+
+def _summary(doc: Document, ledger: dict) -> None:
     rows = []
     for s in ledger["summary"]:
         rows.append((Link(s["paper"], "#" + anchor("paper", s["paper"])), s["title"],
@@ -175,7 +288,7 @@ def _coverage_cell(cell: dict):
 
 def _coverage(doc: Document, ledger: dict) -> None:
     table = ledger["coverage"]
-    doc.add(Heading(2, "Coverage by gate class", "coverage"))
+    doc.add(Heading(2, "Coverage by gate class", "coverage", collapsed=True))
     if not table["available"]:
         doc.add(Para("Not shown: the gate suite was not run (--no-gates), so the gates' classes are unknown."))
         return
@@ -196,27 +309,22 @@ def _how(f: dict) -> str:
     return f"raised {exc}"
 
 
-def _readings_text(readings: dict) -> str:
+def _readings_text(readings: dict):
     if not readings:
         return DASH
-    return "; ".join(f"{k} = {num(v, 9)}" for k, v in sorted(readings.items()))
+    return joined([(f"{k} = ", reading(v)) for k, v in sorted(readings.items())])
 
 
 def _finding_rows(t: dict) -> list[tuple]:
-    """One row per (equation, gate) with a finding or an error: its failed instances, and the first one's
-    reading and message."""
+    """One row per failing gate (a finding or an error), with the equations it found something about, its
+    failed instances, and the first one's reading and message."""
     rows = []
-    for e in t["equations"]:
-        if e["verdict"] not in (FINDING, ERROR):
-            continue
-        by_gate: dict[str, list[dict]] = {}
-        for f in e["findings"]:
-            by_gate.setdefault(f["gate"], []).append(f)
-        for gate, fs in sorted(by_gate.items()):
-            first = fs[0]
-            instances = codes([f["instance"] for f in fs if f["instance"]])
-            rows.append((Code(e["equation"]), Code(_gate_short(gate)), instances, _how(first),
-                         _readings_text(first["readings"]), first["message"] or DASH))
+    for gate, eqs in _findings_by_gate(t).items():
+        fs = [f for e in eqs for f in e["findings"] if f["gate"] == gate]
+        first = fs[0]
+        instances = codes(sorted({f["instance"] for f in fs if f["instance"]}))
+        rows.append((Target(finding_id(t["name"], gate), gate_ref(gate)), eq_refs([e["equation"] for e in eqs]),
+                     instances, _how(first), _readings_text(first["readings"]), first["message"] or DASH))
     return rows
 
 
@@ -241,17 +349,20 @@ def _third_party(doc: Document, ledger: dict) -> None:
                          "yes" if t["available"] else f"no: {t['reason']}", str(t["gates"]), str(t["passed"]),
                          str(t["findings"]), str(t.get("errors", 0)), str(t["not_run"])) for t in third)))
     for t in third:
-        doc.add(Heading(3, f"Findings about {t['name']} (third party)", anchor("third-party", t["name"])))
+        doc.add(Heading(3, f"Findings about {t['name']} (third party)", anchor("third-party", t["name"]),
+                        collapsed=True))
         doc.add(Para((Code(t["name"]), ": " + (t["description"] or "no description") + ".")))
         if not t["available"]:
             doc.add(Para(("Not available where the gate suite ran: ", t["reason"] or "no reason given",
                           ". Every gate of it is not run; nothing is said about the package.")))
         rows = _finding_rows(t)
         if rows:
-            doc.add(Para(f"{t['findings']} equations with findings about {t['name']}: one row per equation and "
-                         "gate, with the instances that failed; the reading (the number the gate compared) and the "
-                         "message are the first failed instance's (every instance's are in ledger.json)."))
-            doc.add(Table(("equation", "gate", "failed instances", "failed by", "reading", "message"), tuple(rows)))
+            doc.add(Para(f"{t['findings']} equations with findings about {t['name']}: one row per gate that "
+                         "failed, with the equations and the instances it failed on; the reading (the number the "
+                         "gate compared) and the message are the first failed instance's (every instance's are in "
+                         "ledger.json)."))
+            doc.add(Table(("gate", "equations", "failed instances", "failed by", "reading", "message"), tuple(rows),
+                          css="searchable"))
         elif t["available"]:
             doc.add(Para(f"No finding: every gate that ran on {t['name']} passed." if t["passed"] else
                          f"No finding, and no gate passed on {t['name']} either."))
@@ -286,42 +397,53 @@ def _provenance(doc: Document, p: dict) -> None:
     doc.add(Bullets(tuple(items)))
 
 
+_STATUS_KIND = {"implemented": "passed", "deviates": "other", "not-implemented": "skipped"}
+
+
+def _status_tag(status: str):
+    return Tag(status, _STATUS_KIND.get(status, "other"))
+
+
 def _accepted_cell(e: dict):
     if e["status"] == "not-implemented":
         return Tag("not claimed", "skipped")
     if not e["gates"]:
         return Tag("no gate", "failed")
     if e["accepted"]:
-        return (Tag("accepted", "passed"), " by " + ", ".join(e["accepted_by"]))
+        return (Tag("accepted", "passed"), " by ", pert_refs(e["accepted_by"]))
     return Tag("not accepted", "failed")
 
 
 def _equations(doc: Document, p: dict) -> None:
     doc.add(Heading(3, "Equations", anchor(p["id"], "equations")))
-    rows = tuple((Code(e["id"]), e["where_text"], e["tier"], e["status"], codes(e["code"]), gate_codes(e["gates"]),
-                  _accepted_cell(e)) for e in p["equations"])
-    doc.add(Table(("id", "location", "tier", "status", "code", "gates", "accepted"), rows))
+    rows = tuple((Target(ref_id("eq", e["id"]), Code(e["id"])), e["title"], e["where_text"], e["tier"],
+                  _status_tag(e["status"]), codes(e["code"]), gate_codes(e["gates"]), _accepted_cell(e))
+                 for e in p["equations"])
+    doc.add(Table(("id", "title", "location", "tier", "status", "code", "gates", "accepted"), rows,
+                  css="searchable"))
 
 
 def _deltas(doc: Document, p: dict) -> None:
     doc.add(Heading(3, "Deltas", anchor(p["id"], "deltas")))
     if p["deltas"]:
         doc.add(Table(("equation", "status", "what differs", "why"),
-                      tuple((Code(d["equation"]), d["status"], " ".join(d["what"].split()), " ".join(d["why"].split()))
+                      tuple((eq_ref(d["equation"]), _status_tag(d["status"]), " ".join(d["what"].split()),
+                             " ".join(d["why"].split()))
                             for d in p["deltas"])))
     else:
         doc.add(Para("No deltas recorded."))
     if p["deviates_without_delta"]:
-        doc.add(Para((Strong("Deviating without a stated delta: "), codes(p["deviates_without_delta"]))))
+        doc.add(Para((Strong("Deviating without a stated delta: "), eq_refs(p["deviates_without_delta"]))))
 
 
 def _claims(doc: Document, p: dict) -> None:
-    doc.add(Heading(3, "Claims", anchor(p["id"], "claims")))
+    doc.add(Heading(3, "Claims", anchor(p["id"], "claims"), collapsed=True))
     checked = [c for c in p["claims"] if c["verdict"] in ("confirmed", "refuted", "error")]
     unchecked = [c for c in p["claims"] if c["verdict"] == "unchecked"]
     if checked:
         doc.add(Table(("claim", "stated", "computed", "difference", "verdict", "source"),
-                      tuple((Code(c["id"]), c["stated"], num(c["computed"]), num(c["difference"]),
+                      tuple((Target(ref_id("claim", c["id"]), Code(c["id"])), c["stated"], reading(c["computed"], 6),
+                             reading(c["difference"], 6),
                              Tag(c["verdict"], {"confirmed": "passed", "refuted": "failed"}.get(c["verdict"], "other")),
                              c["source"]) for c in checked)))
     else:
@@ -330,7 +452,8 @@ def _claims(doc: Document, p: dict) -> None:
         doc.add(Para((Strong(f"Unchecked ({len(unchecked)})"), ": no oracle computes these; they are listed, "
                                                                "never counted as confirmed.")))
         doc.add(Table(("claim", "stated", "why unchecked", "source"),
-                      tuple((Code(c["id"]), c["stated"], " ".join((c["note"] or "").split()), c["source"])
+                      tuple((Target(ref_id("claim", c["id"]), Code(c["id"])), c["stated"],
+                             " ".join((c["note"] or "").split()), c["source"])
                             for c in unchecked)))
 
 
@@ -384,7 +507,7 @@ def _subject_matrix(doc: Document, p: dict) -> None:
                       "package alone. A ", Strong("finding"), " there is about that package, never a failure of "
                       "ours (see ", Link("Findings about third-party subjects", "#third-party"), "); ", DASH,
                       ": no gate of this equation runs on it (it does not provide the mechanism).")))
-    rows = tuple((Code(r["equation"]), *[_cell(r["cells"][s]) for s in m["subjects"]],
+    rows = tuple((eq_ref(r["equation"]), *[_cell(r["cells"][s]) for s in m["subjects"]],
                   *[_third_party_cell(r["third_party"][t]) for t in third]) for r in m["rows"])
     doc.add(Table(("equation", *m["subjects"], *[third_party_header(t) for t in third]), rows, css="matrix"))
     why = []
@@ -402,7 +525,7 @@ def _subject_matrix(doc: Document, p: dict) -> None:
 
 
 def _red_to_green(doc: Document, p: dict) -> None:
-    doc.add(Heading(3, "Red to green", anchor(p["id"], "red-to-green")))
+    doc.add(Heading(3, "Red to green", anchor(p["id"], "red-to-green"), collapsed=True))
     rows = p["red_to_green"]
     if not rows:
         doc.add(Para("No perturbation of this paper has evidence or a predicted reading. No run, no row."))
@@ -410,31 +533,31 @@ def _red_to_green(doc: Document, p: dict) -> None:
     rows = sorted(rows, key=lambda r: (perturbation_key(r["perturbation"]), r["gate"]))
     doc.add(Table(("perturbation", "gate", "outcome", "observed red reading", "predicted reading", "green after",
                    "when", "basis"),
-                  tuple(((Code(r["perturbation"]), " " + r["title"]), Code(_gate_short(r["gate"])),
+                  tuple(((pert_ref(r["perturbation"], r["title"]), " " + r["title"]), gate_ref(r["gate"]),
                          outcome_tag(r["outcome"]),
-                         num(r["observed"], 9) if r["basis"] != PREDICTED_ONLY else DASH,
-                         num(r["predicted"], 9), yes_no(r["green_after"]), r["when"] or DASH, basis_tag(r["basis"]))
+                         reading(r["observed"]) if r["basis"] != PREDICTED_ONLY else DASH,
+                         reading(r["predicted"]), yes_no(r["green_after"]), r["when"] or DASH, basis_tag(r["basis"]))
                         for r in rows)))
     stale = [r for r in rows if r["basis"] == OBSERVED_STALE]
     if stale:
-        doc.add(Bullets(tuple((Code(r["perturbation"]), " x ", Code(_gate_short(r["gate"])), " stale: " +
+        doc.add(Bullets(tuple((pert_ref(r["perturbation"]), " x ", gate_ref(r["gate"]), " stale: " +
                                "; ".join(r["stale_reasons"])) for r in stale)))
 
 
 def _blind_spots(doc: Document, p: dict) -> None:
-    doc.add(Heading(3, "Blind spots", anchor(p["id"], "blind-spots")))
+    doc.add(Heading(3, "Blind spots", anchor(p["id"], "blind-spots"), collapsed=bool(p["blind_spots"])))
     if not p["blind_spots"]:
         doc.add(Para("No perturbation with current evidence survived, and every listed gate went red."
                      if p["perturbations"] else "No perturbations are defined for this paper."))
     for b in p["blind_spots"]:
         if b["status"] != "caught":
-            head = (Code(b["perturbation"]), " ", b["title"], ": ", Tag(b["status"], "failed"),
+            head = (pert_ref(b["perturbation"]), " ", b["title"], ": ", Tag(b["status"], "failed"),
                     " (no gate went red by its own assertion and green after)")
         else:
-            head = (Code(b["perturbation"]), " ", b["title"], ": caught by ", gate_codes(b["caught_by"]))
+            head = (pert_ref(b["perturbation"]), " ", b["title"], ": caught by ", gate_codes(b["caught_by"]))
         doc.add(Para(head))
-        lines = [(Code(_gate_short(g)), ": ", outcome_tag(o)) for g, o in b["outcomes"].items()]
-        lines += [("listed as a gate that must go red, but did not: ", Code(_gate_short(g)))
+        lines = [(gate_ref(g), ": ", outcome_tag(o)) for g, o in b["outcomes"].items()]
+        lines += [("listed as a gate that must go red, but did not: ", gate_ref(g))
                   for g in b["listed_not_red"]]
         if lines:
             doc.add(Bullets(tuple(lines)))
@@ -442,7 +565,8 @@ def _blind_spots(doc: Document, p: dict) -> None:
             doc.add(CodeBlock(b["diff"], "diff", summary=f"diff of {b['perturbation']}"))
     if p["not_observed"]:
         doc.add(Para(Strong("Not observed (no current evidence; neither caught nor a blind spot yet)")))
-        doc.add(Bullets(tuple((Code(n["perturbation"]), f" {n['title']}: {n['status']}") for n in p["not_observed"])))
+        doc.add(Bullets(tuple((pert_ref(n["perturbation"]), f" {n['title']}: {n['status']}")
+                              for n in p["not_observed"])))
 
 
 _DISCOVERY_TAG = {"killed": ("killed", "passed"), "error": ("error", "other"), "equivalent": ("equivalent", "skipped"),
@@ -522,7 +646,7 @@ def _discovered_module(doc: Document, e: dict, level: int, anchor_id: str, *, ou
 
 def _discovered(doc: Document, p: dict, ledger: dict) -> None:
     d = ledger["discovery"]
-    doc.add(Heading(3, "Blind spots found by discovery", anchor(p["id"], "discovery")))
+    doc.add(Heading(3, "Blind spots found by discovery", anchor(p["id"], "discovery"), collapsed=True))
     if d["error"]:
         doc.add(Para(("The discovery records cannot be used: ", d["error"])))
         return
@@ -582,7 +706,7 @@ def _third_party_discovered(doc: Document, ledger: dict, name: str) -> None:
 
 
 def _weak_gates(doc: Document, p: dict) -> None:
-    doc.add(Heading(3, "Weak gates", anchor(p["id"], "weak-gates")))
+    doc.add(Heading(3, "Weak gates", anchor(p["id"], "weak-gates"), collapsed=True))
     rows = p["separations"]
     if not rows:
         doc.add(Para("No separation computed: no fixture of this paper has predictions and no gate records one."))
@@ -610,14 +734,14 @@ def _weak_gates(doc: Document, p: dict) -> None:
                   tuple((Code(r["fixture"]) if r["fixture"] else DASH,
                          (Code(r["prediction"]), (" " + r["description"]) if r.get("description") else ""),
                          r["field"] or DASH,
-                         num(r["relative_distance"]), gate_codes([r["gate"]] if r["gate"] else r["readers"]),
+                         reading(r["relative_distance"], 6), gate_codes([r["gate"]] if r["gate"] else r["readers"]),
                          num(r["rtol"]), num(r["separation"], 4), verdict(r)) for r in rows)))
 
 
 def _claim_ledger(doc: Document, p: dict) -> None:
     cl = p["claim_ledger"]
     pid = p["id"]
-    doc.add(Heading(3, "Claim ledger", anchor(pid, "claim-ledger")))
+    doc.add(Heading(3, "Claim ledger", anchor(pid, "claim-ledger"), collapsed=True))
     doc.add(Heading(4, "Sourced (an external document named)", anchor(pid, "sourced")))
     s = cl["sourced"]
     items = [("The paper: ", s["paper"], ", from: " + "; ".join(s["read_where"]))]
@@ -638,7 +762,7 @@ def _claim_ledger(doc: Document, p: dict) -> None:
                              f"green after, recorded {r['recorded_at']} with torch {r['versions'].get('torch')}"
                              for r in m["runs"])
             gate_run = f"; gate suite: {m['gate_run']}" if m["gate_run"] else ""
-            items.append((Code(_gate_short(m["gate"])), " measures ", codes(m["equations"]), ": " + runs + gate_run))
+            items.append((gate_ref(m["gate"]), " measures ", eq_refs(m["equations"]), ": " + runs + gate_run))
         doc.add(Bullets(tuple(items)))
     else:
         doc.add(Para("Nothing: no gate of this paper is accepted (no current evidence of a gate going red by its "
@@ -649,17 +773,17 @@ def _claim_ledger(doc: Document, p: dict) -> None:
         doc.add(Para(("Our reading of the paper's text, implemented; the oracle that checks it is a transcription "
                       "too. ", str(sum(1 for t in tr if t["measured"])), " of ", str(len(tr)),
                       " are covered by an accepted gate.")))
-        doc.add(Bullets(tuple((Code(t["id"]), f" {t['title']} ({t['status']}"
+        doc.add(Bullets(tuple((eq_ref(t["id"]), f" {t['title']} ({t['status']}"
                                + ("; measured" if t["measured"] else "") + ")") for t in tr)))
     else:
         doc.add(Para("None."))
     if cl["ours"]:
         doc.add(Para(Strong("Ours (tier c): choices the paper does not make")))
-        doc.add(Bullets(tuple((Code(t["id"]), f" {t['title']} ({t['status']}"
+        doc.add(Bullets(tuple((eq_ref(t["id"]), f" {t['title']} ({t['status']}"
                                + ("; measured" if t["measured"] else "") + ")") for t in cl["ours"])))
     doc.add(Heading(4, "Not claimed (status not-implemented)", anchor(pid, "not-claimed")))
     if cl["not_claimed"]:
-        doc.add(Bullets(tuple((Code(n["id"]), f" {n['title']}" + (f": {n['why']}" if n["why"] else ""))
+        doc.add(Bullets(tuple((eq_ref(n["id"]), f" {n['title']}" + (f": {n['why']}" if n["why"] else ""))
                               for n in cl["not_claimed"])))
     else:
         doc.add(Para("None."))

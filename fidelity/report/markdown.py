@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from fidelity.report.blocks import (Bullets, Code, CodeBlock, Document, Heading, Link, Para, Plot, Strong, Table,
-                                    Tag, plain)
+from fidelity.report.blocks import (Bullets, Code, CodeBlock, Document, Heading, Link, Matrix, Num, Para, Plot, Ref,
+                                    Strong, Table, Tag, Target, plain)
 
 _ESCAPE = re.compile(r"([\\`*_\[\]<>|])")
 
@@ -32,8 +32,12 @@ def inline(content) -> str:
         return ""
     if isinstance(content, str):
         return escape(content) if content.strip() else content
-    if isinstance(content, Code):
+    if isinstance(content, (Code, Ref)):   # a mention stays a code span: the Markdown reads as before
         return code_span(content.text)
+    if isinstance(content, Num):
+        return escape(content.full)
+    if isinstance(content, Target):
+        return inline(content.content)
     if isinstance(content, Strong):
         return f"**{escape(content.text)}**"
     if isinstance(content, Tag):
@@ -73,6 +77,8 @@ def render(doc: Document) -> str:
             out += _table(b) + [""]
         elif isinstance(b, CodeBlock):
             out += _code_block(b) + [""]
+        elif isinstance(b, Matrix):
+            out += [f"- Matrix `{b.name}` (in ledger.html): {escape(plain(b.caption))}", ""]
         elif isinstance(b, Plot):
             out.append(f"- Plot `{b.name}` (in ledger.html): {escape(plain(b.caption))}")
             if not (i + 1 < len(doc.blocks) and isinstance(doc.blocks[i + 1], Plot)):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from ledger_toy import G_DOUBLE, gate_run_record
 
-from fidelity.report import document, html, markdown, model, outputs
+from fidelity.report import document, html, markdown, model, outputs, pagescript
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -93,7 +93,11 @@ def test_html_is_self_contained(toy):
     refs = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', page)
     external = [r for r in refs if not (r.startswith("#") or r.startswith("data:"))]
     assert external == ["https://arxiv.org/abs/2501.00001v2"]            # plain links to arXiv only
-    assert "<script" not in page and "<link" not in page and "@import" not in page and "url(" not in page
+    assert "<link" not in page and "@import" not in page and "url(" not in page
+    # one inline script, no src, allowed by the sha256 of its exact bytes and by nothing looser
+    assert page.count("<script") == 1 and f"<script>{pagescript.SCRIPT}</script>" in page
+    directives = dict(d.strip().split(" ", 1) for d in html.CSP.split(";"))
+    assert directives["script-src"] == f"'{pagescript.SCRIPT_HASH}'" and html.CSP in page
     assert 'src="data:image/png;base64,' in page
     assert page.count('<span class="tag predicted">PREDICTED ONLY</span>') == 1
     assert "plot not drawn" in page                                       # the other three plots

@@ -122,8 +122,8 @@ def test_a_finding_and_a_not_run_of_a_package_show_in_the_matrix_and_the_finding
     assert summary["[toypkg](#third-party-toypkg)"][2:] == ["toy-pkg 1.2", "yes", "2", "0", "1", "0", "1"]  # passed, findings, errors, not run
     assert summary["[absent](#third-party-absent)"][3] == "no: package absent not installed"
     findings = md_table(section, "### Findings about toypkg (third party)")
-    assert findings[0] == ["equation", "gate", "failed instances", "failed by", "reading", "message"]
-    assert findings[1:] == [["`toy.eq1`", "`test_toy.py::test_double`", "`toypkg-cpu-f32`", "the gate's assertion",
+    assert findings[0] == ["gate", "equations", "failed instances", "failed by", "reading", "message"]  # by gate
+    assert findings[1:] == [["`test_toy.py::test_double`", "`toy.eq1`", "`toypkg-cpu-f32`", "the gate's assertion",
                              "reading = 0.5", "y = 2 x: got 6.0, expected 4.0, relative 0.5. reading=0.5"]]
     assert "- toypkg computes in float32 only: `toy.eq3`" in section       # not run, with its reason
     absent = section.split("### Findings about absent (third party)", 1)[1].split("###", 1)[0]
@@ -194,7 +194,7 @@ def test_report_subject_runs_the_package_alone_and_a_recorded_run_renders_the_sa
     matrix = {r[0]: r for r in md_table(text, "### Subject matrix")}
     assert matrix["equation"][-1] == "toypkg (third party)"
     assert matrix["`toy.eq1`"][-1] == "**finding** 1 of 1 gates" and matrix["`toy.eq3`"][-1] == "**not run**"
-    assert "| `toy.eq1` | `test_toy_tp.py::test_double` | `toypkg-cpu` | the gate's assertion | reading = 0.5 |" in text
+    assert "| `test_toy_tp.py::test_double` | `toy.eq1` | `toypkg-cpu` | the gate's assertion | reading = 0.5 |" in text
 
     assert _cli([*common, "--check", "--gates-from", str(out / "gate-run.json")]) == 0
 
@@ -229,6 +229,6 @@ def test_a_package_that_raises_is_an_error_in_the_ledger_not_a_finding(toy):
     assert eq3["verdict"] == "error" and [f["outcome"] for f in eq3["findings"]] == ["error"]
     text = markdown.render(document.build(ledger))
     rows = md_table(text, "### Findings about toypkg (third party)")
-    by_equation = {r[0]: r for r in rows[1:]}
+    by_equation = {r[1]: r for r in rows[1:]}   # one row per failing gate; here each gate fails one equation
     assert by_equation["`toy.eq3`"][3] == "raised ValueError" and "n must be at most 4" in by_equation["`toy.eq3`"][5]
     assert by_equation["`toy.eq1`"][3] == "the gate's assertion"

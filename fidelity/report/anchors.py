@@ -1,0 +1,44 @@
+"""Stable ids for the things a ledger mentions, and the links that point at them.
+
+One rule for every kind: the kind, then the thing's own id, sanitised by blocks.anchor
+(lower case, [a-z0-9-]). The same id therefore always gives the same anchor, on every run
+and in every renderer, and a mention anywhere on the page can link to it.
+"""
+from __future__ import annotations
+
+from fidelity.report.blocks import Ref, anchor
+
+KINDS = ("paper", "eq", "claim", "gate", "pert", "finding")
+GATE_PREFIX = "tests/gates/"
+
+
+def ref_id(kind: str, *ident: str) -> str:
+    if kind not in KINDS:
+        raise ValueError(f"no anchor kind {kind!r}")
+    return anchor(kind, *ident)
+
+
+def gate_short(gate: str) -> str:
+    """A gate id without the common tests/gates/ prefix (the JSON keeps it whole)."""
+    return gate[len(GATE_PREFIX):] if gate.startswith(GATE_PREFIX) else gate
+
+
+def eq_ref(eq: str, title: str = "") -> Ref:
+    return Ref(eq, ref_id("eq", eq), title)
+
+
+def gate_ref(gate: str) -> Ref:
+    return Ref(gate_short(gate), ref_id("gate", gate), gate)
+
+
+def pert_ref(pid: str, title: str = "") -> Ref:
+    return Ref(pid, ref_id("pert", pid), title)
+
+
+def claim_ref(cid: str) -> Ref:
+    return Ref(cid, ref_id("claim", cid))
+
+
+def finding_id(subject: str, gate: str) -> str:
+    """Findings about a third-party subject are grouped by the gate that failed on it."""
+    return ref_id("finding", subject, gate)
