@@ -436,6 +436,51 @@ def _deltas(doc: Document, p: dict) -> None:
         doc.add(Para((Strong("Deviating without a stated delta: "), eq_refs(p["deviates_without_delta"]))))
 
 
+def _perturbation_catalogue(doc: Document, p: dict, ledger: dict) -> None:
+    doc.add(Heading(3, "Perturbations", anchor(p["id"], "perturbations"), collapsed=True))
+    if not p["perturbations"]:
+        doc.add(Para("No perturbations are defined for this paper."))
+        return
+    readings = {(e["perturbation"], e["gate"]): e["reading"] for e in ledger["evidence"] if e["current"]}
+    rows = []
+    for pid in p["perturbations"]:
+        x = ledger["perturbations"][pid]
+        caught = joined([(gate_ref(g), f" ({num(readings.get((pid, g)), 4)})") for g in x["caught_by"]], "none")
+        predicted = joined([(gate_ref(r["gate"]), " = ", reading(r["reading"])) for r in x["predicted"]])
+        rows.append((Target(ref_id("pert", pid), Code(pid)), x["title"], Code(x["target"]), eq_refs(x["covers"]),
+                     Tag(x["status"], "passed" if x["status"] == "caught" else "failed"), caught, predicted))
+    doc.add(Para(f"{len(rows)} perturbations: what each changes, the equations it breaks, the gates that caught "
+                 "it (the reading they observed, in brackets) and the readings oracles predict."))
+    doc.add(Table(("perturbation", "title", "target", "equations covered", "status", "caught by (reading)",
+                   "predicted readings"), tuple(rows), css="searchable"))
+
+
+def _gate_matrix(doc: Document, p: dict, ledger: dict) -> None:
+    from fidelity.report import gatematrix
+
+    grid = gatematrix.build(p, ledger)
+    if grid is not None:
+        doc.add(Heading(3, "Gates x perturbations", anchor(p["id"], "gate-matrix"), collapsed=True))
+        doc.add(grid)
+
+
+def _gate_catalogue(doc: Document, ledger: dict) -> None:
+    gates = ledger["gates"]
+    if not gates:
+        return
+    doc.add(Heading(2, "Gates", "gates", collapsed=True))
+    doc.add(Para(f"{len(gates)} gates: the equations each holds, its class, whether it is accepted and by which "
+                 "perturbations, and how it ran in the recorded gate suite."))
+    rows = []
+    for g, x in sorted(gates.items()):
+        run = (x.get("run") or {}).get("status") or DASH
+        rows.append((Target(ref_id("gate", g), Code(gate_short(g))), eq_refs(x["equations"]), x["gate_class"] or DASH,
+                     Tag("accepted", "passed") if x["accepted"] else Tag("not accepted", "failed"),
+                     pert_refs(x["accepted_by"]), run))
+    doc.add(Table(("gate", "equations", "class", "accepted", "accepted by", "gate suite"), tuple(rows),
+                  css="searchable"))
+
+
 def _claims(doc: Document, p: dict) -> None:
     doc.add(Heading(3, "Claims", anchor(p["id"], "claims"), collapsed=True))
     checked = [c for c in p["claims"] if c["verdict"] in ("confirmed", "refuted", "error")]
@@ -791,7 +836,11 @@ def _claim_ledger(doc: Document, p: dict) -> None:
 
 def _paper(doc: Document, p: dict, ledger: dict) -> None:
     doc.add(Heading(2, f"{p['provenance']['title']} ({p['id']})", anchor("paper", p["id"])))
-    for part in (_provenance, _equations, _deltas, _claims, _subject_matrix, _red_to_green, _blind_spots):
+    for part in (_provenance, _equations, _deltas):
+        part(doc, p)
+    _perturbation_catalogue(doc, p, ledger)
+    _gate_matrix(doc, p, ledger)
+    for part in (_claims, _subject_matrix, _red_to_green, _blind_spots):
         part(doc, p)
     _discovered(doc, p, ledger)
     for part in (_weak_gates, _claim_ledger):
@@ -819,6 +868,7 @@ def build(ledger: dict, *, plots: bool = True) -> Document:
         _plots(doc)
     _subjects(doc, ledger)
     _coverage(doc, ledger)
+    _gate_catalogue(doc, ledger)
     _third_party(doc, ledger)
     _other_subjects(doc, ledger)
     for p in ledger["papers"]:

@@ -3,7 +3,7 @@
 Why some rules are as they are:
 - ordinary tables are not wrapped in an overflow container: one would become the
   scroll box of `position: sticky` and the header row would never stick to the window.
-  Their cells wrap instead (overflow-wrap: anywhere), so nothing scrolls sideways;
+  Their cells wrap instead (under 900 px even inside a word), so nothing scrolls sideways;
 - the gate matrices are the one wide thing: each sits in a box that scrolls both ways
   with a bounded height, so its sticky header row and gate column stick inside it;
 - under 900 px the sidebar is a block above the content, not a fixed 250 px column.
@@ -12,7 +12,7 @@ Why some rules are as they are:
 STYLE = """
 :root { --fg: #1d2330; --muted: #5b6475; --line: #d8dde6; --bg: #ffffff; --alt: #f5f7fa; }
 * { box-sizing: border-box; }
-html { overflow-wrap: anywhere; }
+html { overflow-wrap: break-word; }
 body { margin: 0; font: 14px/1.45 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: var(--fg);
        background: var(--bg); }
 nav { position: fixed; top: 0; left: 0; bottom: 0; width: 250px; overflow-y: auto; padding: 12px 12px 16px;
@@ -77,5 +77,7 @@ table.grid td.empty { background: #fff; }
 @media (max-width: 900px) {
   nav { position: static; width: auto; max-height: 40vh; border-right: 0; border-bottom: 1px solid var(--line); }
   main { margin-left: 0; padding: 12px 12px 60px; }
+  td, th { overflow-wrap: anywhere; }   /* a narrow screen: a cell may break inside a word rather than scroll */
+  nav { max-height: 30vh; }
 }
 """

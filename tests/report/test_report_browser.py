@@ -146,3 +146,114 @@ def test_screenshot(page, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     data = shot.read_bytes()
     assert data.startswith(b"\x89PNG") and len(data) > 20_000
+
+
+class _Links(HTMLParser):
+    """In-page links, ids, and the rows of searchable tables (hidden or not, with their text)."""
+
+    def __init__(self):
+        super().__init__()
+        self.hrefs: list[str] = []
+        self.ids: set[str] = set()
+        self.rows: list[dict] = []
+        self._searchable = 0
+        self._row = None
+        self._in_body = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.ids.add(a["id"])
+        if tag == "a" and (a.get("href") or "").startswith("#"):
+            self.hrefs.append(a["href"][1:])
+        if tag == "table" and "searchable" in (a.get("class") or "").split():
+            self._searchable += 1
+        if tag == "tbody":
+            self._in_body = True
+        if tag == "tr" and self._searchable and self._in_body:
+            self._row = {"hidden": "hidden" in a, "text": ""}
+            self.rows.append(self._row)
+
+    def handle_endtag(self, tag):
+        if tag == "table" and self._searchable:
+            self._searchable -= 1
+        if tag == "tbody":
+            self._in_body, self._row = False, None
+
+    def handle_data(self, data):
+        if self._row is not None:
+            self._row["text"] += data
+
+
+def test_every_in_page_link_resolves_to_an_element_id(page, tmp_path):
+    """Read from the DOM Chromium built (--dump-dom), not from the file's text."""
+    proc = chromium(["--dump-dom"], page.as_uri(), tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = _Links()
+    dom.feed(proc.stdout)
+    assert len(dom.hrefs) > 30                                      # equations, gates, perturbations are linked
+    assert {"eq-toy-eq1", "gate-tests-gates-test-toy-py-test-double", "pert-p1"} <= dom.ids
+    assert sorted({h for h in dom.hrefs if h not in dom.ids}) == []
+
+
+def test_search_from_the_address_finds_a_gate_by_a_fragment_of_its_name(page, tmp_path):
+    """The page's own script (allowed by its hash, nothing added) reads `?q=` on load, fills the search box and
+    filters; --dump-dom then shows which rows it hid. `--virtual-time-budget` lets the script run first."""
+    proc = chromium(["--virtual-time-budget=5000", "--dump-dom"], page.as_uri() + "?q=st_dou", tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(proc.stdout)
+    assert dom.body.get("data-script") == "ran"
+    rows = _Links()
+    rows.feed(proc.stdout)
+    shown = [r["text"] for r in rows.rows if not r["hidden"]]
+    assert shown and all("st_dou" in t for t in shown), shown
+    assert any(t.startswith("test_toy.py::test_double") for t in shown)         # the gate's own row
+    assert any(r["hidden"] and "test_inc" in r["text"] for r in rows.rows)        # others are filtered out
+    assert int(dom.body["data-search-hits"]) == len(shown)
+
+
+def _framed(page: Path, tmp: Path, width: int, height: int, script: str) -> dict:
+    """Open the page, unchanged, in an iframe `width` x `height` px of a probe page, run `script` (the body of a
+    function of the frame's window `w` and document `d`, returning a JSON-able value) once it has loaded, and
+    return that value: the probe writes it into its own DOM, read with --dump-dom. The frame is exactly as wide
+    as asked, which a headless window is not (it has a minimum width). --allow-file-access-from-files lets the
+    probe, a file: page, read the frame, another file: page."""
+    probe = tmp / "frame.html"
+    probe.write_text(f'<!DOCTYPE html><html><body><iframe id="f" src="{page.as_uri()}" width="{width}" '
+                     f'height="{height}" style="border:0"></iframe><script>'
+                     'document.getElementById("f").addEventListener("load", () => {'
+                     ' const w = document.getElementById("f").contentWindow, d = w.document;'
+                     f' const out = (() => {{ {script} }})();'
+                     ' document.body.setAttribute("data-out", JSON.stringify(out)); });'
+                     "</script></body></html>")
+    proc = chromium(["--allow-file-access-from-files", "--virtual-time-budget=8000", "--dump-dom"],
+                    probe.as_uri(), tmp)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(proc.stdout)
+    assert "data-out" in dom.body, proc.stdout[-2000:]
+    return json.loads(dom.body["data-out"])
+
+
+def test_nothing_scrolls_sideways_at_420_px(page, tmp_path):
+    out = _framed(page, tmp_path, 420, 900,
+                  "for (const x of d.querySelectorAll('details')) x.open = true;"   # every section, open
+                  "const e = d.documentElement, nav = d.querySelector('nav').getBoundingClientRect();"
+                  "return {client: e.clientWidth, scroll: e.scrollWidth, navTop: nav.top, navWidth: nav.width,"
+                  " mainLeft: d.querySelector('main').getBoundingClientRect().left};")
+    assert out["client"] <= 420
+    assert out["scroll"] <= out["client"], out                                 # no sideways scroll
+    assert out["mainLeft"] < 20 and out["navWidth"] > 300, out                 # the sidebar sits above, full width
+
+
+def test_table_headers_stay_in_view_while_the_table_scrolls(page, tmp_path):
+    out = _framed(page, tmp_path, 1200, 120,
+                  "for (const x of d.querySelectorAll('details')) x.open = true;"
+                  "const t = [...d.querySelectorAll('main table')].sort((a, b) => b.offsetHeight - a.offsetHeight)[0];"
+                  "const top = t.getBoundingClientRect().top + w.scrollY;"
+                  "w.scrollTo(0, top + t.offsetHeight / 2);"
+                  "return {th: t.querySelector('thead th').getBoundingClientRect().top, height: t.offsetHeight,"
+                  " tableTop: t.getBoundingClientRect().top};")
+    assert out["height"] > 200 and out["tableTop"] < -100, out                 # scrolled well into the table
+    assert abs(out["th"]) < 1, out                                             # its header row still at the top
