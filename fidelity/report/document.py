@@ -260,10 +260,23 @@ def _summary(doc: Document, ledger: dict) -> None:
                    "unchecked", "perturbations", "blind spots", "weak separations"), tuple(rows)))
 
 
-def _plots(doc: Document) -> None:
-    doc.add(Heading(2, "Plots", "plots"))
+def _plots(doc: Document, ledger: dict) -> None:
+    doc.add(Heading(2, "Plots", "plots", collapsed=True))
     for name, caption in PLOTS:
         doc.add(Plot(name, caption))
+        if name == "separation":
+            _separations_not_drawn(doc, ledger)
+
+
+def _separations_not_drawn(doc: Document, ledger: dict) -> None:
+    """The separation plot draws computed separations only; the rest are named, not silently left out."""
+    left_out = [r for r in ledger["separations"] if r["separation"] is None]
+    if not left_out:
+        return
+    gates = sorted({g for r in left_out for g in ([r["gate"]] if r["gate"] else r["readers"])})
+    doc.add(Para((Strong(f"Not in the separation plot: {len(left_out)} predictions"), " without a computed "
+                  f"separation (no gate states its tolerance or records one), read by {len(gates)} gates: ",
+                  gate_codes(gates, "no gate"), ". Each is in its paper's weak-gates table with the reason.")))
 
 
 def _subjects(doc: Document, ledger: dict) -> None:
@@ -865,7 +878,7 @@ def build(ledger: dict, *, plots: bool = True) -> Document:
     doc = Document("fidelity ledger")
     _intro(doc, ledger)
     if plots:
-        _plots(doc)
+        _plots(doc, ledger)
     _subjects(doc, ledger)
     _coverage(doc, ledger)
     _gate_catalogue(doc, ledger)

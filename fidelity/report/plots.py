@@ -25,7 +25,9 @@ from fidelity.evidence.outcome import Outcome
 
 NAMES = ("sinkhorn_error", "composite_distance", "gate_matrix", "separation")
 SINKHORN_FIXTURE = "sinkhorn.plot_trajectories"
-FLOOR = 1e-45   # where an error of exactly zero is drawn on a log axis
+ZERO_BAND = 10.0 ** -3   # a log axis has no 0: an exact zero is drawn in a marked band this far below the data
+LINESTYLES = ("-", "--", "-.", ":")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
 
 # ---------------------------------------------------------------- data
@@ -134,11 +136,21 @@ def _png(fig) -> bytes:
 def _sinkhorn(series: list[dict]):
     from matplotlib.figure import Figure
 
+    from matplotlib.ticker import MaxNLocator
+
     fig = Figure(figsize=(9, 4.8))
     ax = fig.add_subplot()
-    for s in series:
-        ax.semilogy(s["t"], [max(e, FLOOR) for e in s["error"]], marker="o", markersize=3,
+    positive = [e for s in series for e in s["error"] if e > 0]
+    zero_at = min(positive, default=1.0) * ZERO_BAND
+    for i, s in enumerate(series):
+        # curves that coincide (the extreme offsets) stay apart by marker and line style
+        ax.semilogy(s["t"], [e if e > 0 else zero_at for e in s["error"]], marker=MARKERS[i % len(MARKERS)],
+                    linestyle=LINESTYLES[i % len(LINESTYLES)], markersize=4, markerfacecolor="none",
                     label=f"{s['fixture']} ({s['input']})")
+    if any(e == 0 for s in series for e in s["error"]):
+        ax.axhspan(zero_at / 3, zero_at * 3, color="0.9", zorder=0)
+        ax.text(0.2, zero_at * 1.5, "exactly 0 (a log axis has no 0)", fontsize=8, color="0.35")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))   # iterations are whole numbers
     ax.axhline(2.0 ** -23, color="0.45", linestyle=":", linewidth=1)
     ax.axhline(2.0 ** -52, color="0.45", linestyle="--", linewidth=1)
     ax.text(0.2, 2.0 ** -23 * 2, "eps(float32)", fontsize=8, color="0.35")
@@ -212,10 +224,19 @@ def _separation(rows: list[dict]):
 
     fig = Figure(figsize=(11, max(2.5, 0.3 * len(rows) + 1.5)))
     ax = fig.add_subplot()
-    values = [max(r["separation"], 1e-3) for r in rows]
+    positive = [r["separation"] for r in rows if r["separation"] > 0]
+    zero_at = min(min(positive, default=1.0), 1.0) * ZERO_BAND
+    values = [r["separation"] if r["separation"] > 0 else zero_at for r in rows]
     colours = ["#c0392b" if r["separation"] < 10 else "#27864a" for r in rows]
-    ax.barh(range(len(rows)), values, color=colours)
+    bars = ax.barh(range(len(rows)), values, color=colours)
     ax.set_xscale("log")
+    for bar, r in zip(bars, rows):
+        if r["separation"] == 0:   # a zero is said, not drawn as a short bar
+            bar.set_hatch("xx")
+            ax.text(zero_at * 1.3, bar.get_y() + bar.get_height() / 2, "0: no separation", va="center",
+                    fontsize=7, color="#7d1512")
+    if any(r["separation"] == 0 for r in rows):
+        ax.axvspan(zero_at / 3, zero_at * 3, color="0.9", zorder=0)
     ax.axvline(10, color="black", linestyle="--", linewidth=1)
     ax.set_yticks(range(len(rows)), [r["label"] for r in rows], fontsize=7)
     ax.invert_yaxis()

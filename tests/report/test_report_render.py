@@ -254,3 +254,30 @@ def test_a_fresh_gate_run_and_the_same_run_read_back_give_the_same_ledger(toy, t
     files_again, nothing = outputs.generate(toy.catalogue(), again)
     assert nothing is None and files_again == files
     assert outputs.check(files_again, out) == []
+
+
+def test_sinkhorn_plot_has_integer_iteration_ticks_and_tells_its_curves_apart():
+    pytest.importorskip("matplotlib")
+    from fidelity.report import plots
+
+    series = plots.sinkhorn_series(REPO / "fixtures")
+    ax = plots._sinkhorn(series).axes[0]
+    lo, hi = ax.get_xlim()
+    ticks = [t for t in ax.get_xticks() if lo <= t <= hi]
+    assert ticks and all(float(t).is_integer() for t in ticks), ticks      # no 2.5, 7.5
+    styles = [(line.get_marker(), line.get_linestyle()) for line in ax.get_lines() if line.get_label()[0] != "_"]
+    assert len(styles) == len(series) and len(set(styles)) == len(styles)  # overlapping curves stay apart
+
+
+def test_a_zero_separation_is_drawn_as_zero_and_left_out_ones_are_named(toy):
+    pytest.importorskip("matplotlib")
+    from fidelity.report import plots
+
+    ax = plots._separation([{"label": "a", "separation": 0.0}, {"label": "b", "separation": 50.0}]).axes[0]
+    assert any(t.get_text() == "0: no separation" for t in ax.texts)       # said, not drawn at the axis floor
+    toy.standard_evidence()
+    ledger = ledger_of(toy)
+    assert "Not in the separation plot" not in markdown.render(document.build(ledger))   # every one computed
+    ledger["separations"].append({**ledger["separations"][0], "separation": None, "gate": G_DOUBLE, "readers": []})
+    text = markdown.render(document.build(ledger))
+    assert "Not in the separation plot: 1 predictions" in text and "`test_toy.py::test_double`" in text
