@@ -122,3 +122,12 @@ def test_edits_that_no_longer_apply_are_ignored_with_the_reason(toy):
     mutants = {m["id"]: m for m in report_of(toy)["files"]["toyledger_subj/arith.py"]["mutants"]}
     assert mutants["P3"]["status"] == "Ignored" and "do not apply" in mutants["P3"]["statusReason"]
     jsonschema.Draft7Validator(MINIMAL_SCHEMA).validate(report_of(toy))
+
+
+def test_mutators_read_as_the_perturbations_titles_and_files_as_project_paths(toy):
+    toy.standard_evidence()
+    report = report_of(toy)
+    mutants = {m["id"]: m for m in report["files"]["toyledger_subj/arith.py"]["mutants"]}
+    assert mutants["P1"]["mutatorName"] == "P1: double triples"           # a viewer groups by this: not bare "P1"
+    for path in [*report["files"], *report["testFiles"]]:
+        assert not path.startswith("/") and "site-packages" not in path and ".venv" not in path, path
