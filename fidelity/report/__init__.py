@@ -8,10 +8,14 @@ One idea per file:
   separation  relative distances of fixture predictions; separations in tolerance units
   discovery   the blind spots `fidelity discover` recorded, per paper, with the spec's explanations
   model       gather everything into one JSON-safe dict (the only input of the renderers)
-  blocks      the shapes a page is made of (headings, tables, tags, ...)
+  blocks      the shapes a page is made of (headings, tables, tags, mentions and their targets, ...)
+  anchors     one stable id per paper, equation, claim, gate, perturbation, finding; the links to them
   document    the ledger laid out as blocks, paper by paper
   markdown    blocks -> GitHub Markdown (LEDGER.md)
+  gatematrix  a paper's gates x perturbations as an HTML grid
   html        blocks + plots -> one HTML page, no network (ledger.html)
+  pagestyle   the page's style sheet (sticky headers, narrow screens)
+  pagescript  the page's one inline script (search, links into closed sections) and its CSP hash
   plots       matplotlib, imported only there; deterministic PNGs
   jsonreport  the gathered dict as JSON (ledger.json)
   stryker     perturbations and discovered mutants as a mutation-testing-report-schema v2 report
