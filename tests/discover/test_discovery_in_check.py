@@ -185,8 +185,8 @@ def test_of_pyproject_only_the_tables_a_gate_run_reads_can_stale_a_record(discov
     grown = tmp_path / "grown"
     shutil.copytree(root, grown)
     pyproject = grown / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text().replace(
-        "[tool.fidelity]", '[project]\nname = "mypaper"\ndependencies = ["pytest-xdist"]\n\n[tool.fidelity]')
+    pyproject.write_text(pyproject.read_text().replace(  # the table's own line, not the comment naming it
+        "\n[tool.fidelity]\n", '\n[project]\nname = "mypaper"\ndependencies = ["pytest-xdist"]\n\n[tool.fidelity]\n', 1)
         + 'report_subjects = []\n')
     discovery = stage(json.loads(fidelity("check", "--json", cwd=grown).stdout), "discovery")
     assert [r["current"] for r in discovery["records"]] == [True], discovery["notes"]
