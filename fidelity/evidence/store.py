@@ -25,12 +25,13 @@ def write_record(root: str | os.PathLike, record: dict) -> Path:
 
     When the record already there says the same (every field but the time, and the same versions
     but for the platform string), the file is left untouched."""
-    EvidenceRecord.from_json({**record, "record_sha256": record_hash(record)})  # checked on the way out too
+    stamped = {**record, "record_sha256": record_hash(record)}
+    EvidenceRecord.from_json(stamped)  # checked on the way out too
     path = record_path(root, record["perturbation"], record["gate"])
     old = _read(path)
     if old is not None and _same_observation(old, record):
         return path
-    jsonio.write_json(path, {**record, "record_sha256": record_hash(record)})
+    jsonio.write_json(path, stamped)
     return path
 
 

@@ -71,10 +71,6 @@ def classify_gate(gate: str, gate_file: str, child: ChildRun, expected_instances
     return dict(out, outcome=Outcome.SURVIVED, reading=None, detail="")
 
 
-def is_green(outcome: str) -> bool:
-    """Green for the purpose of baseline / green-after: ran and nothing went red."""
-    return Outcome(outcome).green
-
 
 def readings_by_nodeid(child: ChildRun) -> dict[str, dict]:
     return {i["nodeid"]: i.get("readings") or {} for i in child.items}

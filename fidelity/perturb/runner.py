@@ -725,7 +725,7 @@ def _judge_green_after(r: _Run, after: _GreenAfter) -> None:
     counts = _counts(after.instances)
     for g in after.gates:
         c = outcomes.classify_gate(g, r.index.file_of(g), child_of[g], counts[g])
-        green[g] = outcomes.is_green(c["outcome"])
+        green[g] = c["outcome"].green
         for o in _outcomes_of_gate(r, g):
             o.green_after = green[g]
             o.fixtures_read = sorted(set(o.fixtures_read) | {paths.rel_to_root(f, r.s.root) for f in c["fixtures_read"]})
@@ -912,7 +912,7 @@ def _check_baseline(runs: list[launch.ChildRun], selected: list[str], index, cou
     for k, child in enumerate(runs):
         for g in selected:
             c = outcomes.classify_gate(g, index.file_of(g), child, counts.get(g))
-            if not outcomes.is_green(c["outcome"]):
+            if not c["outcome"].green:
                 red.append({"gate": g, "run": f"run {k + 1}", "outcome": c["outcome"], "detail": c["detail"]})
                 red_in.setdefault(g, []).append(k)
     verdict = clean_runs.judge(red_in, [outcomes.readings_by_nodeid(c) for c in runs], len(runs))
