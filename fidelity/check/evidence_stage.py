@@ -21,15 +21,19 @@ def _entry(j: verdict.Judged) -> dict:
     return entry if j.current else {**entry, "reasons": list(j.stale_reasons)}
 
 
-def gate_acceptance(cat, reports_dir: Path | None = None, root: Path | None = None) -> tuple[dict, dict]:
-    """(gate -> acceptance row, perturbation -> caught_by) from the evidence under `reports_dir`,
-    hashed against the project at `root` (default: the current project's), by fidelity.evidence.verdict."""
+def gate_acceptance(cat, reports_dir: Path | None = None, root: Path | None = None,
+                    records: list | None = None) -> tuple[dict, dict]:
+    """(gate -> acceptance row, perturbation -> caught_by) from the evidence under `reports_dir`
+    (or its `records`, already loaded), hashed against the project at `root` (default: the current
+    project's), by fidelity.evidence.verdict."""
     if reports_dir is None or root is None:
         here = project.current()
         reports_dir = here.reports if reports_dir is None else reports_dir
         root = here.root if root is None else root
     perturbations = {p.id: {**p.data} for p in cat.perturbations.values()}
-    judged = verdict.judge(store.load_all(paths.evidence_root(reports_dir)), root, perturbations)
+    if records is None:
+        records = store.load_all(paths.evidence_root(reports_dir))
+    judged = verdict.judge(records, root, perturbations)
     gates = {g: {"accepted": v.accepted, "by": [_entry(j) for j in v.by], "stale": [_entry(j) for j in v.stale],
                  "not_red": [_entry(j) for j in v.not_red]}
              for g, v in verdict.by_gate(judged).items()}
@@ -56,13 +60,13 @@ def why_not_accepted(acc: dict) -> str:
 
 
 def run(cat, args, say, gate_rows: list[dict] | None = None) -> dict:
-    acceptance, caught = gate_acceptance(cat)
-    gate_rows = gate_rows or []
     here = project.current()
+    records, bad = store.scan(here.evidence)
+    acceptance, caught = gate_acceptance(cat, here.reports, here.root, records)
+    gate_rows = gate_rows or []
     # a record that cannot be read is named, never skipped: another record may accept its gate,
     # but nobody can say what the bad one held
-    problems = [f"evidence record {here.relative(f)} is not valid ({why}): {todo}"
-                for f, why, todo in store.scan(here.evidence)[1]]
+    problems = [f"evidence record {here.relative(f)} is not valid ({why}): {todo}" for f, why, todo in bad]
     for row in gate_rows:
         acc = acceptance.get(row["gate"], {"accepted": False, "by": [], "stale": [], "not_red": []})
         row["accepted"] = acc["accepted"]

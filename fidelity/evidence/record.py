@@ -95,8 +95,14 @@ class EvidenceRecord:
     json: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)  # as read, for renderers
 
     @classmethod
-    def from_json(cls, obj: object) -> "EvidenceRecord":
-        """The record `obj` (parsed JSON) holds, checked: InvalidRecord when it is not one."""
+    def from_text(cls, text: str) -> "EvidenceRecord":
+        """The record a file's text holds, checked as from_json does (ValueError when it is not JSON)."""
+        return cls.from_json(json.loads(text), as_written=text)
+
+    @classmethod
+    def from_json(cls, obj: object, as_written: str | None = None) -> "EvidenceRecord":
+        """The record `obj` (parsed JSON) holds, checked: InvalidRecord when it is not one.
+        `as_written`: the text `obj` was parsed from, whose own bytes may prove the hash (see _hashes_as_written)."""
         if not isinstance(obj, dict):
             raise InvalidRecord(f"not a record (a JSON {type(obj).__name__}, not an object)")
         if obj.get("schema") != SCHEMA:
@@ -112,7 +118,7 @@ class EvidenceRecord:
             raise InvalidRecord(f"outcome {obj['outcome']!r} is none of {', '.join(o.value for o in Outcome)}") from None
         if "record_sha256" not in obj:
             raise InvalidRecord("it carries no record_sha256 (written before records did, or not by the runner)")
-        if obj["record_sha256"] != record_hash(obj):
+        if not _hashes_as_written(as_written, obj["record_sha256"]) and obj["record_sha256"] != record_hash(obj):
             raise InvalidRecord("its content does not match its record_sha256 (edited by hand?)")
         runs = obj.get("clean_runs")
         return cls(
@@ -143,6 +149,22 @@ def record_hash(record: Mapping[str, Any]) -> str:
     """The record's own hash: its canonical JSON (jsonio.dumps) without `record_sha256`."""
     body = {k: v for k, v in record.items() if k != "record_sha256"}
     return hashlib.sha256(jsonio.dumps(body).encode("utf-8")).hexdigest()
+
+
+def _hashes_as_written(text: str | None, sha: object) -> bool:
+    """Whether `text` hashes to `sha` once its top-level record_sha256 line is cut out. A record
+    written by jsonio.dumps (indent 1: only top-level keys start a line with one space, and no JSON
+    string holds a newline) then IS its body's canonical text, so the check needs no re-serialising
+    (json's indenting encoder is pure Python: ~1 ms a record, seconds over the store). Any other
+    text (hand-formatted, the key last) answers False and is checked the canonical way."""
+    if text is None or not isinstance(sha, str):
+        return False
+    line = "\n " + json.dumps("record_sha256") + ": " + json.dumps(sha) + ","
+    at = text.find(line)
+    if at < 0:
+        return False
+    body = text[:at] + text[at + len(line):]
+    return hashlib.sha256(body.encode("utf-8")).hexdigest() == sha
 
 
 def edits_sha256(target: str, edits: list[dict]) -> str:

@@ -16,20 +16,51 @@ from fidelity.targets import locate
 from fidelity.targets.errors import TargetNotFound
 
 
+class ProjectNow:
+    """The project's files as they are now, each hashed (and each target located) once: one
+    judgement reads thousands of records that share a few dozen gate files, fixtures and targets.
+    Make one per judgement, not one for longer: a file edited after it was made is not seen."""
+
+    def __init__(self, repo_root: str | os.PathLike):
+        self.root = repo_root
+        self._sha: dict[str, str | None] = {}
+        self._targets: dict[str, tuple[str | None, str | None]] = {}
+        self._search: list[str] | None = None
+
+    def sha256(self, path: str) -> str | None:
+        """The sha256 of `path` (as a record names it) now; None when it is missing."""
+        if path not in self._sha:
+            self._sha[path] = jsonio.sha256_file(resolve(path, self.root))
+        return self._sha[path]
+
+    def target_sha256(self, module: str) -> tuple[str | None, str | None]:
+        """(sha256 of the source a child would import for `module`, None) or (None, why it cannot be found)."""
+        if module not in self._targets:
+            if self._search is None:
+                self._search = locate.child_search_path(str(self.root))
+            try:
+                self._targets[module] = (jsonio.sha256_file(locate.find_source(module, self._search)), None)
+            except TargetNotFound as exc:
+                self._targets[module] = (None, str(exc))
+        return self._targets[module]
+
+
 def staleness(record: EvidenceRecord, repo_root: str | os.PathLike,
-              perturbation: Mapping | None = None) -> list[str]:
-    """Why `record` is no longer current (empty list: it is current)."""
-    reasons = _target_staleness(record.target, record.hashes.get("target_source"), repo_root)
+              perturbation: Mapping | None = None, now: ProjectNow | None = None) -> list[str]:
+    """Why `record` is no longer current (empty list: it is current). `now`: the files as one
+    judgement reads them (default: read afresh)."""
+    now = now or ProjectNow(repo_root)
+    reasons = _target_staleness(record.target, record.hashes.get("target_source"), now)
     checks = [("gate file", record.gate_file, record.hashes.get("gate_file"))]
     checks += [("fixture", path, sha) for path, sha in sorted((record.hashes.get("fixtures") or {}).items())]
     for what, path, sha in checks:
         if not path or not sha:
             reasons.append(f"{what}: no hash recorded")
             continue
-        now = jsonio.sha256_file(resolve(path, repo_root))
-        if now is None:
+        sha_now = now.sha256(path)
+        if sha_now is None:
             reasons.append(f"{what} {path} is missing")
-        elif now != sha:
+        elif sha_now != sha:
             reasons.append(f"{what} {path} changed")
     if perturbation is not None:
         if perturbation.get("id") != record.perturbation:
@@ -39,18 +70,18 @@ def staleness(record: EvidenceRecord, repo_root: str | os.PathLike,
     return reasons
 
 
-def is_current(record: EvidenceRecord, repo_root: str | os.PathLike, perturbation: Mapping | None = None) -> bool:
-    return not staleness(record, repo_root, perturbation)
+def is_current(record: EvidenceRecord, repo_root: str | os.PathLike, perturbation: Mapping | None = None,
+               now: ProjectNow | None = None) -> bool:
+    return not staleness(record, repo_root, perturbation, now)
 
 
-def _target_staleness(module: str | None, sha: str | None, repo_root) -> list[str]:
+def _target_staleness(module: str | None, sha: str | None, now: ProjectNow) -> list[str]:
     """Why the target's source no longer hashes as recorded: it is located again by module name."""
     if not module or not sha:
         return ["target source: no module or hash recorded"]
-    try:
-        path = locate.find_source(module, locate.child_search_path(str(repo_root)))
-    except TargetNotFound as exc:
-        return [f"target {module} cannot be found on this import path: {exc}"]
-    if jsonio.sha256_file(path) != sha:
+    sha_now, missing = now.target_sha256(module)
+    if missing is not None:
+        return [f"target {module} cannot be found on this import path: {missing}"]
+    if sha_now != sha:
         return [f"target source {module} changed"]
     return []

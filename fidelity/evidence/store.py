@@ -7,7 +7,6 @@ were: only the clock and the platform string would differ, and they say nothing 
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -37,11 +36,9 @@ def write_record(root: str | os.PathLike, record: dict) -> Path:
 
 def _read(path: Path) -> dict | None:
     try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-        EvidenceRecord.from_json(old)
+        return dict(EvidenceRecord.from_text(path.read_text(encoding="utf-8")).json)
     except (OSError, ValueError):
         return None
-    return old
 
 
 def _same_observation(old: dict, new: dict) -> bool:
@@ -72,7 +69,7 @@ def scan(root: str | os.PathLike) -> tuple[list[EvidenceRecord], list[tuple[Path
         return records, bad
     for f in sorted(root.glob("*/*.json")):
         try:
-            rec = EvidenceRecord.from_json(json.loads(f.read_text(encoding="utf-8")))
+            rec = EvidenceRecord.from_text(f.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
             bad.append((f, f"unreadable: {exc}", RECREATE))
             continue

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from fidelity.evidence.record import EvidenceRecord
-from fidelity.evidence.staleness import staleness
+from fidelity.evidence.staleness import ProjectNow, staleness
 
 NOT_IN_SPECS = "perturbation no longer in the specs"
 
@@ -36,12 +36,12 @@ def judge(records: list[EvidenceRecord], repo_root: str | os.PathLike,
           perturbations: Mapping[str, Mapping] | None = None) -> list[Judged]:
     """Each record with its staleness; with `perturbations` (id -> its spec data), a record of an id
     not among them, or whose edits changed, is stale."""
-    out = []
+    out, now = [], ProjectNow(repo_root)
     for rec in records:
         if perturbations is not None and rec.perturbation not in perturbations:
             reasons = [NOT_IN_SPECS]
         else:
-            reasons = staleness(rec, repo_root, None if perturbations is None else perturbations[rec.perturbation])
+            reasons = staleness(rec, repo_root, None if perturbations is None else perturbations[rec.perturbation], now)
         out.append(Judged(rec, tuple(reasons)))
     return out
 

@@ -455,12 +455,12 @@ def _keep_current_evidence(r: _Run) -> None:
     if not r.s.stale_only:
         r.todo = list(r.perts)
         return
-    records = store.load_all(r.s.records_root)
+    records, now = store.load_all(r.s.records_root), staleness.ProjectNow(r.s.root)
     r.todo = []
     for p in r.perts:
         mine = {rec.gate: rec for rec in records if rec.perturbation == p["id"]}
         gates = r.gates_of[p["id"]]
-        if gates and all(g in mine and staleness.is_current(mine[g], r.s.root, p) for g in gates):
+        if gates and all(g in mine and staleness.is_current(mine[g], r.s.root, p, now) for g in gates):
             _from_records(r.results[p["id"]], [mine[g] for g in gates])
             r.s.emit("skip", f"{p['id']} ... evidence current, not re-run", id=p["id"])
         else:

@@ -52,3 +52,44 @@ def test_outcomes_are_strings_in_json_and_in_dictionaries():
     assert json.dumps({"o": Outcome.SKIPPED}) == '{"o": "skipped"}'
     assert {"survived": 1}[Outcome.SURVIVED] == 1 and Outcome("red_other").words == "red for another reason"
     assert [o.green for o in Outcome] == [False, False, True, True]
+
+
+def _written(tmp_path) -> str:
+    return store.write_record(tmp_path, RECORD).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("edit", [
+    lambda text: text.replace('"reading": 0.25', '"reading": 0.5'),       # a value changed, the layout kept
+    lambda text: json.dumps({**json.loads(text), "reading": 0.5}, indent=4),  # changed and re-laid out
+])
+def test_a_record_edited_after_writing_is_refused_however_it_is_laid_out(tmp_path, edit):
+    with pytest.raises(InvalidRecord, match="does not match its record_sha256"):
+        EvidenceRecord.from_text(edit(_written(tmp_path)))
+
+
+@pytest.mark.parametrize("layout", [lambda obj: json.dumps(obj, indent=4), lambda obj: json.dumps(obj)])
+def test_a_record_laid_out_by_another_writer_is_checked_by_its_content(tmp_path, layout):
+    # the file's own bytes prove the hash only as jsonio writes them; any other layout of the same
+    # content is checked by re-serialising it, and reads as the same record
+    text = _written(tmp_path)
+    assert EvidenceRecord.from_text(layout(json.loads(text))) == EvidenceRecord.from_text(text)
+
+
+def test_staleness_reads_each_file_once_per_judgement_and_sees_an_edit_in_the_next(tmp_path, monkeypatch):
+    from fidelity.evidence import jsonio, staleness
+    from fidelity.evidence.record import record_hash
+
+    gate_file = tmp_path / "tests" / "g.py"
+    gate_file.parent.mkdir()
+    gate_file.write_text("x = 1\n")
+    body = {**RECORD, "hashes": {"gate_file": jsonio.sha256_file(gate_file), "target_source": "0"}}
+    rec = EvidenceRecord.from_json({**body, "record_sha256": record_hash(body)})
+    reads = []
+    real = jsonio.sha256_file
+    monkeypatch.setattr(jsonio, "sha256_file", lambda p: reads.append(str(p)) or real(p))
+    now = staleness.ProjectNow(tmp_path)
+    seen = [staleness.staleness(rec, tmp_path, None, now) for _ in range(3)]
+    assert seen[0] == seen[1] == seen[2] and not any("tests/g.py" in why for why in seen[0])
+    assert reads.count(str(gate_file)) == 1
+    gate_file.write_text("x = 2\n")
+    assert "gate file tests/g.py changed" in staleness.staleness(rec, tmp_path, None, staleness.ProjectNow(tmp_path))
