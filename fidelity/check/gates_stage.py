@@ -7,6 +7,7 @@ subject or device is missing are 'not run', never 'passed'.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -16,40 +17,91 @@ import time
 from pathlib import Path
 
 from fidelity import project
+from fidelity.child_env import child_environment
 
 
 def run_gate_suite(here: project.Project | None = None, extra_args: tuple[str, ...] = (),
-                   env: dict | None = None, progress=None) -> dict:
-    """The gate suite of `here` (default: the current project) in a child pytest, run from its root;
-    `progress(done, total)` is called about once a second while it runs (total None until collected)."""
+                   env: dict | None = None, progress=None, jobs: int | None = None) -> dict:
+    """The gate suite of `here` (default: the current project) in a child pytest, run from its root,
+    on `gate_workers(here, jobs)` processes; `progress(done, total)` is called about once a second
+    while it runs (total None until collected). The items come back in the order of a serial run."""
     here = here or project.current()
+    workers = gate_workers(here, jobs)
     with tempfile.TemporaryDirectory(prefix="fidelity-check-") as tmp:
         results = Path(tmp) / "results.json"
         cmd = [sys.executable, "-m", "pytest", here.relative(here.gates), "-q", "-p", "no:cacheprovider",
                "-p", "fidelity.perturb.pytest_plugin", "--fidelity-results", str(results), *extra_args]
+        if workers > 1:  # a test file's tests stay together, in their order, on one worker
+            cmd += ["-n", str(workers), "--dist", "loadfile", "--max-worker-restart", "0"]
         with open(Path(tmp) / "out.log", "w+") as out, open(Path(tmp) / "err.log", "w+") as err:
             proc = subprocess.Popen(cmd, cwd=here.root, stdout=out, stderr=err, text=True,
-                                    env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1",
-                                         project.ROOT_ENV: str(here.root), **(env or {})})
+                                    env=child_environment({**os.environ, project.ROOT_ENV: str(here.root),
+                                                           **(env or {})}, here.root, processes=workers))
             while True:
                 try:
                     proc.wait(timeout=1.0)
                     break
                 except subprocess.TimeoutExpired:
                     if progress is not None:
-                        progress(*_counted(Path(str(results) + ".partial")))
+                        progress(*_counted(results))
             out.seek(0), err.seek(0)
             stdout, stderr = out.read(), err.read()
-        if not results.exists():
+        data = _read_results(results, workers)
+        if data is None:
             raise RuntimeError(f"the gate suite did not report (exit {proc.returncode}):\n{stdout[-2000:]}{stderr[-2000:]}")
-        data = json.loads(results.read_text())
     data["returncode"] = proc.returncode
     data["output_tail"] = stdout[-3000:]
     return data
 
 
-def _counted(partial: Path) -> tuple[int, int | None]:
-    """(instances finished, instances collected or None) from the plugin's .partial lines so far."""
+def gate_workers(here: project.Project, jobs: int | None = None) -> int:
+    """How many processes run the gate suite: `jobs` when given, else one per core but never more
+    than the suite has test files; 1 (a plain serial run) without pytest-xdist or with pytest's
+    plugin autoload off, since then `-n` would not be understood."""
+    if jobs is not None:
+        return max(1, jobs)
+    if importlib.util.find_spec("xdist") is None or os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return 1
+    gates = here.gates
+    files = [gates] if gates.is_file() else [*gates.rglob("test_*.py"), *gates.rglob("*_test.py")]
+    return max(1, min(os.cpu_count() or 1, len(set(files))))
+
+
+def _read_results(results: Path, workers: int) -> dict | None:
+    """The run's results: the file a serial run wrote, or the workers' shares merged (None: none reported)."""
+    if workers == 1:
+        return json.loads(results.read_text()) if results.exists() else None
+    shares = [json.loads(f.read_text()) for f in sorted(results.parent.glob(results.name + ".gw*"))
+              if not f.name.endswith(".partial")]
+    if not shares:
+        return None
+    order = {nodeid: i for i, nodeid in enumerate(shares[0].get("order") or [])}
+    items = sorted((it for share in shares for it in share["items"]), key=lambda it: order.get(it["nodeid"], len(order)))
+    reported = {it["nodeid"] for it in items}
+    lost = [n for n in order if n not in reported]
+    if lost:  # a worker died: what it was running has no outcome, and a guess would be a verdict
+        raise RuntimeError(f"the gate suite did not report {len(lost)} instance(s) (a worker process died?): "
+                           f"{', '.join(lost[:5])}")
+    errors = {(e["nodeid"], e["message"]): e for share in shares for e in share["collect_errors"]}
+    subjects = next((share["subjects"] for share in shares if share.get("subjects") is not None), None)
+    return {**{k: v for k, v in shares[0].items() if k not in ("worker", "order")},
+            "items": items, "collect_errors": list(errors.values()), "subjects": subjects,
+            "exitstatus": max(share["exitstatus"] for share in shares)}
+
+
+def _counted(results: Path) -> tuple[int, int | None]:
+    """(instances finished, instances collected or None) from the .partial lines so far: a serial
+    run's, or its workers' (each collects every instance and runs its share)."""
+    done, total = 0, None
+    for partial in [Path(str(results) + ".partial"), *results.parent.glob(results.name + ".gw*.partial")]:
+        d, t = _counted_one(partial)
+        done += d
+        total = t if total is None else max(total, t or 0)
+    return done, total
+
+
+def _counted_one(partial: Path) -> tuple[int, int | None]:
+    """(instances finished, instances collected or None) from one .partial file's lines so far."""
     done, total = 0, None
     try:
         lines = partial.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -146,7 +198,8 @@ def summarise(items: list[dict]) -> list[dict]:
 
 def run(cat, args, say) -> dict:
     say("gates     running the gate suite ...")
-    data = run_gate_suite(progress=None if getattr(args, "json", False) else progress_line("gates     "))
+    data = run_gate_suite(progress=None if getattr(args, "json", False) else progress_line("gates     "),
+                          jobs=getattr(args, "jobs", None))
     rows = summarise(data["items"])
     problems = [f"collection error: {e}" for e in data.get("collect_errors", [])]
     if data["returncode"] not in (0, 1):

@@ -22,7 +22,8 @@ import json
 import sys
 from pathlib import Path
 
-from fidelity.commands.common import EXIT_OK, EXIT_RED, EXIT_USAGE, add_json_option, add_specs_option, print_json
+from fidelity.commands.common import (EXIT_OK, EXIT_RED, EXIT_USAGE, add_json_option, add_specs_option, positive_int,
+                                      print_json)
 from fidelity.spec import SpecError, load_catalogue
 
 
@@ -34,6 +35,9 @@ def add_parser(sub) -> None:
                         "an installed entry point of the group fidelity.subjects, or module:object. Its deviations "
                         "are findings, reported equation by equation; the exit code is 0 unless --strict")
     p.add_argument("--strict", action="store_true", help="with --subject: exit 1 when any gate finds a deviation")
+    p.add_argument("--jobs", "-j", type=positive_int, metavar="N",
+                   help="processes that run the gate suite (default: one per core, never more than its test "
+                        "files; 1 without pytest-xdist). Every N reports the same instances in the same order")
     add_specs_option(p)
     add_json_option(p)
     p.add_argument("--json-file", type=Path, metavar="FILE",

@@ -17,6 +17,17 @@ def add_json_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (a count of processes, runs, ...)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
+
+
 def print_json(obj) -> None:
     json.dump(obj, sys.stdout, indent=2, sort_keys=False, default=str)
     sys.stdout.write("\n")

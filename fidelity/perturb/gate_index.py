@@ -22,19 +22,14 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fidelity import cache
 from fidelity.evidence import jsonio
 from fidelity.perturb import launch
 from fidelity.perturb.errors import GateCollectionError
 
 INDEX_FORMAT = 3  # 2: items carry skip_marker; 3: and mechanism, gate_class
 CONFIG_FILES = ("pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini", "conftest.py")
-CACHE_DIR = ".fidelity-cache"  # under the project root, unless FIDELITY_CACHE_DIR says where
-
-
-def cache_dir(root: Path) -> Path:
-    """Where the index (and the runner's other caches) are kept for the project at `root`."""
-    p = Path(os.environ.get("FIDELITY_CACHE_DIR", CACHE_DIR))
-    return p if p.is_absolute() else root / p
+cache_dir = cache.cache_dir  # where the index is kept (fidelity/cache.py)
 
 
 @dataclass

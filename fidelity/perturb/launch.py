@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fidelity.child_env import child_environment
+
 OK_EXIT_CODES = (0, 1, 5)  # pytest: all passed, some failed, nothing collected
 OUTPUT_TAIL = 4000
 
@@ -84,11 +86,12 @@ class ChildRun:
         }
 
 
-def child_env(repo_root: str, pythonpath: list[str] | tuple[str, ...] = (), threads: int | None = None) -> dict:
+def child_env(repo_root: str, pythonpath: list[str] | tuple[str, ...] = (), processes: int | None = None) -> dict:
     """The environment of a child: the repo root, the extra paths and the
     directory holding `fidelity` on PYTHONPATH; a fixed hash seed; no
-    PYTEST_ADDOPTS / PYTEST_PLUGINS from the caller; BLAS/OpenMP threads capped
-    (when the caller has not set them) so parallel children do not oversubscribe."""
+    PYTEST_ADDOPTS / PYTEST_PLUGINS from the caller; and what fidelity/child_env.py gives every
+    child: bytecode kept in the project's cache, math threads capped to a share of the cores for
+    each of `processes` children running at once."""
     import fidelity
 
     env = dict(os.environ)
@@ -104,10 +107,7 @@ def child_env(repo_root: str, pythonpath: list[str] | tuple[str, ...] = (), thre
             seen.append(p)
     env["PYTHONPATH"] = os.pathsep.join(seen)
     env["PYTHONHASHSEED"] = "0"
-    if threads is not None:
-        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-            env.setdefault(var, str(threads))
-    return env
+    return child_environment(env, repo_root, processes)
 
 
 def apply_overrides(env, overrides: dict[str, str | None] | None) -> None:

@@ -29,6 +29,11 @@ run mode (the default): before each test the readings store
 Each item is also appended as a line to RESULTS.partial as soon as it ends
 (and a "start" line when it begins), so a child that crashes or is killed
 leaves what it did and which test it was in.
+
+Under pytest-xdist (`-n N`, as `fidelity check` runs the suite on every core) the controller
+records nothing; worker W writes RESULTS.W (and RESULTS.W.partial) with its share of the
+items and `order`, the collection order every worker shares, by which the shares are merged
+back into the order of a serial run (check/gates_stage.py).
 """
 from __future__ import annotations
 
@@ -132,6 +137,11 @@ def pytest_configure(config):
     results = config.getoption("--fidelity-results") or os.environ.get(RESULTS_ENV)
     if not results:
         return
+    worker = worker_id(config)
+    if worker is None and getattr(config.option, "dist", "no") != "no":
+        return  # a pytest-xdist controller runs no test: each worker records its share, below
+    if worker is not None:
+        results = worker_results(results, worker)
     mode = config.getoption("--fidelity-mode") or os.environ.get(MODE_ENV) or "run"
     fixtures = config.getoption("--fidelity-fixtures") or os.environ.get(FIXTURES_ENV)
     subjects = list(config.getoption("--fidelity-subject-file") or [])
@@ -141,8 +151,18 @@ def pytest_configure(config):
                         keep=_read_keep(config.getoption("--fidelity-keep")),
                         stop_gate_when_red=config.getoption("--fidelity-stop-gate-when-red"),
                         stop_when_any_red=config.getoption("--fidelity-stop-when-any-red"),
-                        trace_lines=config.getoption("--fidelity-trace-lines"))
+                        trace_lines=config.getoption("--fidelity-trace-lines"), worker=worker)
     config.pluginmanager.register(recorder, "fidelity-perturb-recorder")
+
+
+def worker_id(config) -> str | None:
+    """This process's pytest-xdist worker id ("gw0", ...), or None when it is not a worker."""
+    return getattr(config, "workerinput", {}).get("workerid")
+
+
+def worker_results(results: str, worker: str) -> str:
+    """Where worker `worker` of a distributed run writes its results (and, beside them, .partial)."""
+    return f"{results}.{worker}"
 
 
 # The audit hook cannot be removed once added; it forwards to the active recorder.
@@ -173,9 +193,11 @@ def _availability() -> list[dict] | None:
 class Recorder:
     def __init__(self, mode: str, results: str, fixtures: str | None, subject_files: list[str], rootdir: str | None = None,
                  keep: set[str] | None = None, stop_gate_when_red: bool = False, stop_when_any_red: bool = False,
-                 trace_lines: list[str] = ()):
+                 trace_lines: list[str] = (), worker: str | None = None):
         global _ACTIVE, _AUDIT_INSTALLED
         self.mode = mode
+        self.worker = worker
+        self._order: list[str] = []  # a worker's collection order: the merge restores a serial run's order
         self.keep = keep
         self.stop_gate_when_red = stop_gate_when_red or stop_when_any_red
         self.stop_when_any_red = stop_when_any_red
@@ -285,6 +307,8 @@ class Recorder:
     def pytest_collection_finish(self, session):
         if self.mode == "run":  # how many will run: a watcher of the .partial file can show done / total
             self._write_partial({"event": "collected", "count": len(session.items)})
+            if self.worker is not None:  # every worker collects all of them, in the same order
+                self._order = [item.nodeid for item in session.items]
             return
         if self.mode != "collect":
             return
@@ -434,7 +458,10 @@ class Recorder:
         if self._partial is not None:
             self._partial.close()
             self._partial = None
-        self.write_results(int(exitstatus), **({"subjects": _availability()} if self.mode == "run" else {}))
+        extra = {"subjects": _availability()} if self.mode == "run" else {}
+        if self.worker is not None:
+            extra.update(worker=self.worker, order=self._order)
+        self.write_results(int(exitstatus), **extra)
 
     def write_results(self, exitstatus: int, **extra) -> None:
         """The final results file (the session's end, or one mutant's end in a batch child)."""

@@ -813,8 +813,8 @@ def _jobs(jobs: int | None) -> int:
 
 
 def _base_env(root: Path, pythonpath: list[str], jobs: int) -> dict:
-    """The children's environment before a run's `environment`: BLAS threads = cores / jobs."""
-    return launch.child_env(str(root), pythonpath, threads=max(1, (os.cpu_count() or 1) // jobs))
+    """The children's environment before a run's `environment`: `jobs` children at once."""
+    return launch.child_env(str(root), pythonpath, processes=jobs)
 
 
 def shared_zygote(repo_root: str | os.PathLike = ".", jobs: int | None = None,

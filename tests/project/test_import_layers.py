@@ -8,7 +8,7 @@ import fidelity
 
 # bottom first
 LAYERS = [
-    {"textable", "references", "writer_lock", "targets"},
+    {"textable", "references", "writer_lock", "targets", "cache", "child_env"},
     {"evidence"},
     {"project"},
     {"spec"},

@@ -1,0 +1,19 @@
+"""What fidelity keeps between runs that it can always recompute: the project's cache directory.
+
+It holds the gate index (perturb/gate_index.py) and the bytecode of the Python children fidelity
+starts (child_env.py). Nothing in it decides a verdict: deleting it only costs time. Where:
+`.fidelity-cache` under the project root, unless FIDELITY_CACHE_DIR says (an absolute path, or
+one relative to the root).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+CACHE_DIR = ".fidelity-cache"
+
+
+def cache_dir(root: str | os.PathLike) -> Path:
+    """The cache directory of the project at `root`."""
+    p = Path(os.environ.get("FIDELITY_CACHE_DIR", CACHE_DIR))
+    return p if p.is_absolute() else Path(root) / p
