@@ -105,6 +105,15 @@ def _evidence(cat, records: list, repo_root: Path, reports_dir: Path) -> list[di
     return out
 
 
+def _group(entries: list[dict], key: str) -> dict[str, list[dict]]:
+    """key's value -> its entries, in the entries' order (one pass: looking each one up by scanning
+    all ~8,000 entries per gate and per perturbation was quadratic)."""
+    out: dict[str, list[dict]] = {}
+    for e in entries:
+        out.setdefault(e[key], []).append(e)
+    return out
+
+
 def _diffs(records: list, entries: list[dict]) -> dict[str, str]:
     """perturbation -> its diff, from a current record when there is one."""
     diffs: dict[str, str] = {}
@@ -116,7 +125,8 @@ def _diffs(records: list, entries: list[dict]) -> dict[str, str]:
 
 # ---------------------------------------------------------------- gates
 
-def _gates(cat, entries: list[dict], gate_run: dict | None, repo_root: Path) -> dict[str, dict]:
+def _gates(cat, entries: list[dict], by_gate: dict[str, list[dict]], gate_run: dict | None,
+           repo_root: Path) -> dict[str, dict]:
     gates: dict[str, dict] = {}
 
     def gate(gid: str) -> dict:
@@ -150,7 +160,7 @@ def _gates(cat, entries: list[dict], gate_run: dict | None, repo_root: Path) -> 
                 g["accepted"] = True
                 g["accepted_by"].add(e["perturbation"])
     for g in gates.values():
-        has = [e for e in entries if e["gate"] == g["gate"]]
+        has = by_gate.get(g["gate"], [])
         g["stale_only"] = bool(has) and not any(e["current"] for e in has)
         g["equations"] = sorted(g["equations"])
         g["fixtures_read"] = sorted(g["fixtures_read"])
@@ -178,12 +188,13 @@ def _perturbation_status(current: list[dict], any_records: bool) -> str:
     return "skipped"
 
 
-def _perturbations(cat, entries: list[dict], diffs: dict[str, str], repo_root: Path) -> dict[str, dict]:
+def _perturbations(cat, entries: list[dict], by_pert: dict[str, list[dict]], diffs: dict[str, str],
+                   repo_root: Path) -> dict[str, dict]:
     out: dict[str, dict] = {}
     ids = list(cat.perturbations) + [e["perturbation"] for e in entries if e["perturbation"] not in cat.perturbations]
     for pid in sorted(dict.fromkeys(ids), key=perturbation_key):
         item = cat.perturbations.get(pid)
-        mine = [e for e in entries if e["perturbation"] == pid]
+        mine = by_pert.get(pid, [])
         current = [e for e in mine if e["current"]]
         data = item.data if item else {}
         caught = sorted(e["gate"] for e in current if e["accepts"])
@@ -209,11 +220,12 @@ def _perturbations(cat, entries: list[dict], diffs: dict[str, str], repo_root: P
     return out
 
 
-def _red_to_green(pert: dict, entries: list[dict]) -> list[dict]:
+def _red_to_green(pert: dict, mine: list[dict]) -> list[dict]:
+    """The perturbation's rows; `mine`: its evidence entries."""
     rows = []
     spec_pred = {p["gate"]: p for p in pert["predicted"]}
     seen = set()
-    for e in sorted((e for e in entries if e["perturbation"] == pert["id"]), key=lambda e: e["gate"]):
+    for e in sorted(mine, key=lambda e: e["gate"]):
         seen.add(e["gate"])
         pred = e["predicted"] or ({"reading": spec_pred[e["gate"]]["reading"], "note": spec_pred[e["gate"]]["note"]}
                                   if e["gate"] in spec_pred else None)
@@ -431,7 +443,7 @@ def _equation_rows(cat, paper: str, gates: dict[str, dict], repo_root: Path) -> 
 
 
 def _claim_ledger(prov: dict, equations: list[dict], claims: list[dict], gates: dict[str, dict],
-                  entries: list[dict], paper: str, gate_run: dict | None) -> dict:
+                  by_gate: dict[str, list[dict]], paper: str, gate_run: dict | None) -> dict:
     sources = Counter()
     verdicts: dict[str, Counter] = {}
     for c in claims:
@@ -444,7 +456,7 @@ def _claim_ledger(prov: dict, equations: list[dict], claims: list[dict], gates: 
             continue
         runs = [{"perturbation": e["perturbation"], "recorded_at": e["recorded_at"], "reading": e["reading"],
                  "versions": e["versions"]}
-                for e in entries if e["gate"] == g["gate"] and e["current"] and e["accepts"]]
+                for e in by_gate.get(g["gate"], []) if e["current"] and e["accepts"]]
         measured.append({"gate": g["gate"], "equations": [q for q in g["equations"] if q.split(".")[0] == paper]
                          or g["equations"], "runs": sorted(runs, key=lambda r: perturbation_key(r["perturbation"])),
                          "gate_run": g["run"]["status"] if g["run"] else None})
@@ -471,7 +483,8 @@ def _claim_ledger(prov: dict, equations: list[dict], claims: list[dict], gates: 
     }
 
 
-def _paper(cat, item, *, gates, perts, entries, claims, separations, gate_run, gates_note, repo_root) -> dict:
+def _paper(cat, item, *, gates, perts, by_gate, by_pert, claims, separations, gate_run, gates_note,
+           repo_root) -> dict:
     paper = item.id
     prov = _provenance(item, repo_root)
     equations = _equation_rows(cat, paper, gates, repo_root)
@@ -485,14 +498,14 @@ def _paper(cat, item, *, gates, perts, entries, claims, separations, gate_run, g
         "deviates_without_delta": [e["id"] for e in equations if e["status"] == "deviates" and not e["deltas"]],
         "claims": my_claims,
         "perturbations": [p["id"] for p in mine],
-        "red_to_green": [r for p in mine for r in _red_to_green(p, entries)],
+        "red_to_green": [r for p in mine for r in _red_to_green(p, by_pert.get(p["id"], []))],
         "blind_spots": [{"perturbation": p["id"], "title": p["title"], "status": p["status"],
                          "caught_by": p["caught_by"], "listed_not_red": p["listed_not_red"],
                          "outcomes": p["outcomes"], "diff": p["diff"]} for p in blind],
         "not_observed": [{"perturbation": p["id"], "title": p["title"], "status": p["status"]}
                          for p in mine if p["status"] in ("not run", "stale")],
         "separations": [s for s in separations if paper in s["papers"]],
-        "claim_ledger": _claim_ledger(prov, equations, my_claims, gates, entries, paper, gate_run),
+        "claim_ledger": _claim_ledger(prov, equations, my_claims, gates, by_gate, paper, gate_run),
         "subject_matrix": _subject_matrix(cat, paper, gates, gate_run, gates_note),
         "discovery": discovery.of_paper(cat, paper),
     }
@@ -532,12 +545,13 @@ def gather(cat, *, repo_root: Path, reports_dir: Path, fixtures_dir: Path, gate_
     records = store.load_all(paths.evidence_root(reports_dir))
     entries = _evidence(cat, records, repo_root, reports_dir)
     diffs = _diffs(records, entries)
-    gates = _gates(cat, entries, gate_run, repo_root)
-    perts = _perturbations(cat, entries, diffs, repo_root)
+    by_gate, by_pert = _group(entries, "gate"), _group(entries, "perturbation")
+    gates = _gates(cat, entries, by_gate, gate_run, repo_root)
+    perts = _perturbations(cat, entries, by_pert, diffs, repo_root)
     claims = check_claims(cat)
     separations = _separations(cat, gates, fixtures_dir, repo_root)
-    papers = [_paper(cat, item, gates=gates, perts=perts, entries=entries, claims=claims, separations=separations,
-                     gate_run=gate_run, gates_note=gates_note, repo_root=repo_root)
+    papers = [_paper(cat, item, gates=gates, perts=perts, by_gate=by_gate, by_pert=by_pert, claims=claims,
+                     separations=separations, gate_run=gate_run, gates_note=gates_note, repo_root=repo_root)
               for item in cat.papers.values()]
     gate_info = None
     if gate_run is not None:
