@@ -108,12 +108,14 @@ def _third_party_references(names: list[str]) -> list[str]:
 
 def run(args) -> int:
     from fidelity.report import gaterun, outputs
-    from fidelity.subjects.registry import SubjectLoadError
 
     start = time.perf_counter()
     subjects: list[str] = []
     named = args.subject or ([] if args.gates_from or args.no_gates else list(args.project.report_subjects))
     if named:
+        # imported here: the subject registry imports torch (~1-2 s), which --no-gates never needs
+        from fidelity.subjects.registry import SubjectLoadError
+
         if args.gates_from or args.no_gates:
             why = ("a recorded run is rendered as recorded, with the third-party runs it holds; record one with "
                    "`fidelity report --subject NAME ...`" if args.gates_from else

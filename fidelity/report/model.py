@@ -33,7 +33,6 @@ from collections import Counter
 from pathlib import Path
 
 from fidelity.evidence.outcome import Outcome
-from fidelity.mechanisms.registry import known_mechanisms
 from fidelity.report import coverage, discovery
 from fidelity.report import separation as sep
 
@@ -83,6 +82,14 @@ def _evidence(cat, records: list, repo_root: Path, reports_dir: Path) -> list[di
     from fidelity.evidence import paths, verdict
     from fidelity.report.gaterun import readings_summary
 
+    fixture_shown: dict[str, str] = {}   # a few fixtures named by thousands of records: resolve each once
+
+    def fixture(f: str) -> str:
+        if f not in fixture_shown:
+            fixture_shown[f] = display_path(paths.resolve(f, repo_root), repo_root)
+        return fixture_shown[f]
+
+    evidence_root = paths.evidence_root(reports_dir)
     out = []
     for j in verdict.judge(records, repo_root, {pid: dict(p.data) for pid, p in cat.perturbations.items()}):
         rec = j.record
@@ -96,10 +103,9 @@ def _evidence(cat, records: list, repo_root: Path, reports_dir: Path) -> list[di
             "versions": {k: rec.versions.get(k) for k in ("python", "torch", "fidelity")},
             "detail": rec.detail, "listed": rec.listed,
             "equations": sorted(rec.equations), "gate_file": rec.gate_file,
-            "fixtures": sorted(display_path(paths.resolve(f, repo_root), repo_root) for f in rec.fixtures),
+            "fixtures": sorted(fixture(f) for f in rec.fixtures),
             "current": j.current, "stale_reasons": list(j.stale_reasons),
-            "path": display_path(paths.record_path(paths.evidence_root(reports_dir), rec.perturbation, rec.gate),
-                                 repo_root),
+            "path": display_path(paths.record_path(evidence_root, rec.perturbation, rec.gate), repo_root),
             **readings_summary(list(rec.instances)),
         })
     return out
@@ -532,6 +538,14 @@ def _summary(papers: list[dict], gates: dict[str, dict]) -> list[dict]:
 
 # ---------------------------------------------------------------- entry point
 
+def _mechanisms() -> dict:
+    """The known mechanisms, imported only when a gate run's coverage table reads them: the registry
+    imports torch (~1-2 s), which a ledger without a gate run does not need."""
+    from fidelity.mechanisms.registry import known_mechanisms
+
+    return known_mechanisms()
+
+
 def gather(cat, *, repo_root: Path, reports_dir: Path, fixtures_dir: Path, gate_run: dict | None = None,
            gates_note: str = "not run: --no-gates", gates_dir: Path | None = None) -> dict:
     """The whole ledger as a JSON-safe dict (see the module docstring for the rules).
@@ -574,7 +588,8 @@ def gather(cat, *, repo_root: Path, reports_dir: Path, fixtures_dir: Path, gate_
         "evidence": entries,
         "separations": separations,
     }
-    ledger["coverage"] = coverage.gather(gates, mechanisms=known_mechanisms(), gate_run=gate_run is not None)
+    ledger["coverage"] = coverage.gather(gates, mechanisms=_mechanisms() if gate_run is not None else {},
+                                         gate_run=gate_run is not None)
     third = _third_party(cat, gate_run)
     if third is not None:  # only when the gate run holds third-party runs: the ledger is otherwise unchanged
         ledger["third_party"] = third

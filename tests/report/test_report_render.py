@@ -2,6 +2,7 @@
 LEDGER.md; matplotlib stays out of `fidelity --help` and of the Markdown ledger."""
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -226,6 +227,20 @@ def test_matplotlib_is_not_imported_for_help_or_markdown(toy):
         "print('ok')\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_a_report_without_a_gate_run_does_not_import_torch(toy, tmp_path):
+    """torch costs ~1-2 s to import; only a gate run (its subjects, the coverage table's mechanisms) needs it."""
+    toy.standard_evidence()
+    code = ("import sys\nfrom fidelity.cli import main\n"
+            f"rc = main(['report', '--no-gates', '--no-html', '--out', {str(tmp_path / 'out')!r}])\n"
+            "assert rc == 0, rc\n"
+            "assert 'torch' not in sys.modules, 'torch imported by a report without a gate run'\n"
+            "print('ok')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=toy.root,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr
+    assert (tmp_path / "out" / "LEDGER.md").is_file()
 
 
 def test_report_help_lists_its_options():
