@@ -66,6 +66,20 @@ def _position(text: str, index: int) -> dict:
     return {"line": line, "column": index - start_of_line + 1}
 
 
+def _longest(agree, limit: int) -> int:
+    """The largest n <= limit with agree(n), for a test that holds up to some n and fails beyond it.
+    Halving with slice comparisons (C) instead of a character loop (Python): ~1,500 discovered
+    mutants in files of thousands of characters took ~1.5 s that way."""
+    lo, hi = 0, limit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if agree(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def span(original: str, patched: str, edits: list[dict]) -> tuple[int, int, str]:
     """(start, end, replacement): original[start:end] -> replacement turns original into patched."""
     starts = []
@@ -78,13 +92,9 @@ def span(original: str, patched: str, edits: list[dict]) -> tuple[int, int, str]
     if starts:
         start, end = min(s for s, _ in starts), max(e for _, e in starts)
     else:  # an edit that matches text an earlier edit wrote: the common prefix and suffix bound the change
-        start = 0
         limit = min(len(original), len(patched))
-        while start < limit and original[start] == patched[start]:
-            start += 1
-        tail = 0
-        while tail < limit - start and original[-1 - tail] == patched[-1 - tail]:
-            tail += 1
+        start = _longest(lambda n: original[:n] == patched[:n], limit)
+        tail = _longest(lambda n: original[len(original) - n:] == patched[len(patched) - n:], limit - start)
         end = len(original) - tail
     replacement = patched[start: len(patched) - (len(original) - end)]
     assert original[:start] + replacement + original[end:] == patched
@@ -299,10 +309,13 @@ def build(ledger: dict, repo_root: Path) -> dict:
     files: dict[str, dict] = {}
     tests: dict[str, set] = {}
     search = child_search_path(str(repo_root))
+    by_pert: dict[str, list[dict]] = {}   # one pass, not a scan of all the evidence per perturbation
+    for e in ledger["evidence"]:
+        by_pert.setdefault(e["perturbation"], []).append(e)
     for pid, p in sorted(ledger["perturbations"].items(), key=lambda kv: perturbation_key(kv[0])):
         if not p["in_specs"]:
             continue
-        entries = [e for e in ledger["evidence"] if e["perturbation"] == pid]
+        entries = by_pert.get(pid, [])
         for e in entries:
             tests.setdefault(e["gate"].split("::", 1)[0], set()).add(e["gate"])
         mutant = {"id": pid, "mutatorName": f"{pid}: {p['title']}" if p["title"] else pid,

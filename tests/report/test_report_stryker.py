@@ -117,6 +117,18 @@ def test_span_holds_every_edit(edits):
     assert original[:start].endswith("a = ") or original[:start] == "x = 0\n"
 
 
+@pytest.mark.parametrize("original, patched, want", [
+    ("x = 0\na = 1\nb = 2\n", "x = 0\na = 7\nb = 2\n", (10, 11, "7")),      # one character
+    ("aaaa", "aaaaaa", (4, 4, "aa")),                                       # an insertion into a run
+    ("abcabc", "abc", (3, 6, "")),                                          # a deletion
+    ("same", "same", (4, 4, "")),                                           # nothing changed
+    ("ab", "xy", (0, 2, "xy")),                                             # everything changed
+])
+def test_span_without_edits_is_the_part_between_the_common_prefix_and_suffix(original, patched, want):
+    """A discovered mutant has no find/replace edits: its span is bounded by what both texts share."""
+    assert stryker.span(original, patched, []) == want
+
+
 def test_edits_that_no_longer_apply_are_ignored_with_the_reason(toy):
     toy.module.write_text(toy.module.read_text().replace("return x / 2", "return x * 0.5"))
     mutants = {m["id"]: m for m in report_of(toy)["files"]["toyledger_subj/arith.py"]["mutants"]}
