@@ -10,9 +10,15 @@ MAX_ALIASES aliases or expands (aliases repeated where they are used) to more th
 MAX_EXPANDED_NODES nodes is refused while its line index is made, before the
 document is constructed (an alias bomb of nine nested lists of nine expands to 9^9
 nodes from a few hundred bytes).
+
+Speed: a file is parsed by libyaml's C parser when PyYAML has it, and the result kept per process
+keyed on the file's path and text (a changed file is parsed again; each caller gets its own copy of
+the data). A document the C parser rejects, or one that uses aliases, is parsed again by the Python
+loader, so every error (its line, its message) and the alias budget are exactly the Python loader's.
 """
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import yaml
@@ -46,6 +52,24 @@ _JsonLikeLoader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+
+
+try:
+    from yaml._yaml import CParser as _CParser  # libyaml's; absent when PyYAML was built without it
+except ImportError:
+    _CParser = None
+
+
+if _CParser is not None:
+    class _CJsonLikeLoader(_CParser, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
+        """The same loader on libyaml's parser and composer (no alias counting: see _has_alias)."""
+
+        yaml_implicit_resolvers = _JsonLikeLoader.yaml_implicit_resolvers
+
+        def __init__(self, text: str):
+            _CParser.__init__(self, text)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
 
 
 class LineIndex:
@@ -119,16 +143,66 @@ def _syntax_error(file: Path, exc: yaml.MarkedYAMLError, last_line: int) -> Spec
     return SpecError(file, line, (), f"malformed YAML: {text}")
 
 
-def load_yaml(file: Path) -> tuple[object, LineIndex]:
-    """Parse `file`; raise SpecError (never a yaml exception) on any problem."""
+_CACHE: dict[tuple[str, str], tuple[object, "LineIndex"]] = {}
+"""(resolved path, text) -> (data, index) of a file parsed in this process."""
+
+
+def _read(file: Path) -> str:
     try:
         size = file.stat().st_size
         if size > MAX_SPEC_BYTES:
             raise SpecError(file, None, (), f"{size:,} bytes, over the limit of {MAX_SPEC_BYTES:,} for one spec "
                                             f"file: split the paper's spec, or check that this is a spec at all")
-        text = file.read_text(encoding="utf-8")
+        return file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(file, None, (), f"cannot read: {exc}") from None
+
+
+def load_yaml(file: Path) -> tuple[object, LineIndex]:
+    """Parse `file`; raise SpecError (never a yaml exception) on any problem."""
+    text = _read(file)
+    key = (str(Path(file).resolve()), text)
+    if key not in _CACHE:
+        _CACHE[key] = _fast_parse(file, text) or _parse(file, text)
+    data, index = _CACHE[key]
+    return copy.deepcopy(data), index
+
+
+def _has_alias(node: yaml.Node) -> bool:
+    """Whether a composed graph reaches one node twice (an alias; the C composer shares the anchor's node)."""
+    seen, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            return True
+        seen.add(id(n))
+        if isinstance(n, yaml.MappingNode):
+            stack.extend(v for pair in n.value for v in pair)
+        elif isinstance(n, yaml.SequenceNode):
+            stack.extend(n.value)
+    return False
+
+
+def _fast_parse(file: Path, text: str) -> tuple[object, LineIndex] | None:
+    """The C parser's (data, index), or None where only the Python loader may answer (an error, an alias)."""
+    if _CParser is None:
+        return None
+    try:
+        loader = _CJsonLikeLoader(text)
+        try:
+            node = loader.get_single_node()
+            if node is None or _has_alias(node):
+                return None
+            index = LineIndex()
+            _index(node, (), index, file, _Budget(file))
+            return loader.construct_document(node), index
+        finally:
+            loader.dispose()
+    except (SpecError, yaml.YAMLError, ValueError, TypeError, RecursionError):
+        return None
+
+
+def _parse(file: Path, text: str) -> tuple[object, LineIndex]:
     try:
         loader = _JsonLikeLoader(text, file)
         try:
