@@ -25,6 +25,23 @@ def precision():
     return mpmath.workdps(DPS)
 
 
+GUARD_DPS = 2 * DPS
+"""Digits at which a fast path recomputes an exact (sympy) value in mpmath before rounding it to DPS: the
+same correctly rounded DPS-digit mpf that `mp` of the exact value gives, unless the value lies within
+10^-GUARD_DPS (relative) of a rounding boundary; the tests compare the two, and so does every fixture."""
+
+
+def guarded():
+    """A local mpmath context at GUARD_DPS digits (a fast path's arithmetic, rounded after with `at_dps`)."""
+    return mpmath.workdps(GUARD_DPS)
+
+
+def at_dps(value):
+    """Nested mpf rounded to DPS digits (as `mp` rounds an exact value's evalf)."""
+    with precision():
+        return nested(lambda x: +x, value)
+
+
 def exact(value: Any) -> sympy.Expr:
     """An exact sympy value.
 

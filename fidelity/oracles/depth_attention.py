@@ -72,6 +72,28 @@ def depth_attention(sources: Sequence[Sequence], query: Sequence, eps, conventio
     return {"scores": s, "alpha": alpha, "h": h}
 
 
+def depth_attention_mp(sources: Sequence[Sequence], query: Sequence, eps, convention: str = "paper") -> list:
+    """`depth_attention`'s h as `mp` gives it (DPS digits), ~50x faster: the same formulas in mpmath at
+    GUARD_DPS, rounded to DPS (sources and query mpf or exact)."""
+    from ._precision import at_dps, guarded, mp
+    import mpmath
+
+    _check_convention(convention)
+    with guarded():
+        vs = [[mp(x) for x in v] for v in sources]
+        q, e, d = [mp(x) for x in query], mp(eps), len(vs[0])
+        s = []
+        for v in vs:
+            sq = mpmath.fsum(x * x for x in v)
+            norm = mpmath.sqrt(sq / d + e) if convention == "paper" else mpmath.sqrt(sq + e)
+            si = mpmath.fsum(qj * vj for qj, vj in zip(q, v)) / norm
+            s.append(si / mpmath.sqrt(d) if convention == "l2_sqrt_d" else si)
+        w = [mpmath.exp(x) for x in s]
+        total = mpmath.fsum(w)
+        alpha = [x / total for x in w]
+        return at_dps([mpmath.fsum(alpha[i] * vs[i][j] for i in range(len(vs))) for j in range(d)])
+
+
 def coincidences(max_d: int = 4, n_sources: int = 3) -> dict[str, dict]:
     """Which conventions coincide, proved with sympy symbols.
 

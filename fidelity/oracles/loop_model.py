@@ -24,6 +24,7 @@ The body and the readout are plain mpmath arithmetic.
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Mapping, Sequence
 
 import mpmath
@@ -83,11 +84,10 @@ def _readout(hidden: Sequence, p: Mapping) -> list:
 
 def _mhc_write(ctx_streams, p: Mapping, cfg: Mapping, run_body):
     """mHC Eq. 7/8 then Eq. 3 at x_l = ctx_streams (n x C, mpf); returns the next stream state (n x C, mpf)."""
-    c = mhc_oracle.eq7_coefficients(
-        _q(ctx_streams), _q(p["mhc.phi_pre"]), _q(p["mhc.phi_post"]), _q(p["mhc.phi_res"]),
-        to_rational(p["mhc.alpha_pre"]), to_rational(p["mhc.alpha_post"]), to_rational(p["mhc.alpha_res"]),
-        _q(p["mhc.b_pre"]), _q(p["mhc.b_post"]), _q(p["mhc.b_res"]), exact(cfg["mhc_eps"]), int(cfg["sinkhorn_t_max"]))
-    H_pre, H_post, H_res = _mp(c["H_pre"]), _mp(c["H_post"]), _mp(c["H_res"])
+    names = ("phi_pre", "phi_post", "phi_res", "alpha_pre", "alpha_post", "alpha_res", "b_pre", "b_post", "b_res")
+    c = mhc_oracle.eq7_coefficients_mp(ctx_streams, {k: p[f"mhc.{k}"] for k in names}, exact(cfg["mhc_eps"]),
+                                       int(cfg["sinkhorn_t_max"]))
+    H_pre, H_post, H_res = c["H_pre"], c["H_post"], c["H_res"]
     n = len(ctx_streams)
     if cfg["mhc_layout"] == "sliced":
         flat = [v for row in ctx_streams for v in row]
@@ -107,7 +107,7 @@ def _hc_write(ctx_streams, p: Mapping, cfg: Mapping, run_body):
     A_r = [list(row[1:]) for row in static_alpha]
     B = [list(p["hc.static_beta"])]
     if cfg["hc_dynamic"]:
-        Hbar = _mp(hc_oracle.layer_norm_rows(sympy.Matrix(_q(ctx_streams)), HC_LAYER_NORM_EPS).tolist())
+        Hbar = hc_oracle.layer_norm_rows_mp(ctx_streams, HC_LAYER_NORM_EPS)
         Hbar = [[v * w + b for v, w, b in zip(row, p["hc.layer_norm.weight"], p["hc.layer_norm.bias"])]
                 for row in Hbar]  # torch.nn.LayerNorm's affine on hc.eq10's H_bar
         W = p["hc.dynamic_alpha_fn"]  # [d, n+1] = [W_m | W_r]
@@ -119,11 +119,28 @@ def _hc_write(ctx_streams, p: Mapping, cfg: Mapping, run_body):
         B = [[s_b * beta_dyn[s] + B[0][s] for s in range(n)]]  # hc.eq11
 
     def T(h_row):
-        return sympy.Matrix([_q(run_body(_mp(list(h_row))))])
+        return _fractions(run_body(_from_fractions(h_row)))
 
-    out = hc_oracle.hc_layer(sympy.Matrix(_q(ctx_streams)), sympy.Matrix(_q(B)), sympy.Matrix(_q(A_m)),
-                             sympy.Matrix(_q(A_r)), T)["out"]
-    return _mp(out.tolist())
+    out = hc_oracle.hc_layer_fractions(_fractions(ctx_streams), _fractions(B), _fractions(A_m), _fractions(A_r), T)
+    return _from_fractions(out)
+
+
+def _fractions(value):
+    """Nested mpf as the exact Fractions they hold."""
+    if isinstance(value, (list, tuple)):
+        return [_fractions(v) for v in value]
+    sign, man, e, _ = value._mpf_
+    if not mpmath.isfinite(value):
+        raise ValueError(f"{value} is not a finite number")
+    m = -man if sign else man
+    return Fraction(m * 2 ** e) if e >= 0 else Fraction(m, 2 ** -e)
+
+
+def _from_fractions(value):
+    """Nested Fractions as mpf at the current precision: mpf(p) / q, the rounding `mp` gives a sympy Rational."""
+    if isinstance(value, (list, tuple)):
+        return [_from_fractions(v) for v in value]
+    return mpmath.mpf(value.numerator) / value.denominator
 
 
 def loop_logits(token: int, params: Mapping, cfg: Mapping) -> list[list]:
@@ -158,9 +175,8 @@ def loop_logits(token: int, params: Mapping, cfg: Mapping) -> list[list]:
                 hidden = state
             elif arm == "attnres":
                 sources.append(run_body(ctx))
-                res = da.depth_attention(_q(sources), _q(p["attnres_queries"][k]), exact(cfg["attnres_eps"]),
-                                         cfg["score_convention"])
-                state = _mp(res["h"])
+                state = da.depth_attention_mp(sources, p["attnres_queries"][k], exact(cfg["attnres_eps"]),
+                                              cfg["score_convention"])
                 hidden = state
             elif arm == "mhc":
                 if cfg["mhc_layout"] == "sliced":
