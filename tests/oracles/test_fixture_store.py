@@ -171,3 +171,23 @@ def test_every_fixture_is_well_formed():
         walk(obj["expected"], f"{fid}.expected")
         for name, p in obj["predictions"].items():
             walk(p.get("values", p), f"{fid}.predictions.{name}")
+
+
+POOL_IDS = ["sinkhorn.slow_2x2", "mhc.eq3_sliced", "rmsnorm.example", "mhc.params"]  # cheap, not in id order
+
+
+def test_pooled_builds_are_the_serial_builds_in_the_order_asked():
+    assert fs._build_all(POOL_IDS) == [fs.build(fid) for fid in POOL_IDS]
+
+
+def test_drifts_come_in_the_serial_order_from_the_pool(generated, tmp_path, monkeypatch):
+    d = _copy(generated, tmp_path)
+    for name in ("mhc.eq3_sliced", "sinkhorn.slow_2x2"):
+        path = d / f"{name}.json"
+        obj = json.loads(path.read_text())
+        obj["derivation"][0] += " (edited)"
+        path.write_text(fs.serialise(obj))
+    pooled = fs.verify(d)
+    monkeypatch.setattr(fs, "_build_all", lambda ids: [fs.build(fid) for fid in ids])
+    assert [(dr.fixture_id, dr.field) for dr in pooled] == [(dr.fixture_id, dr.field) for dr in fs.verify(d)]
+    assert [dr.fixture_id for dr in pooled] == ["mhc.eq3_sliced", "sinkhorn.slow_2x2"]
