@@ -25,33 +25,57 @@ def run_gate_suite(here: project.Project | None = None, extra_args: tuple[str, .
     """The gate suite of `here` (default: the current project) in a child pytest, run from its root,
     on `gate_workers(here, jobs)` processes; `progress(done, total)` is called about once a second
     while it runs (total None until collected). The items come back in the order of a serial run."""
-    here = here or project.current()
-    workers = gate_workers(here, jobs)
-    with tempfile.TemporaryDirectory(prefix="fidelity-check-") as tmp:
-        results = Path(tmp) / "results.json"
+    with GateSuiteRun(here, extra_args, env, jobs) as run:
+        return run.wait(progress)
+
+
+class GateSuiteRun:
+    """The gate suite running in the background from the moment this is made: `check` does its
+    other stages while it runs, then `wait`s for its results. Leaving the `with` block stops it."""
+
+    def __init__(self, here: project.Project | None = None, extra_args: tuple[str, ...] = (),
+                 env: dict | None = None, jobs: int | None = None):
+        here = here or project.current()
+        self.workers = gate_workers(here, jobs)
+        self._tmp = tempfile.TemporaryDirectory(prefix="fidelity-check-")
+        self.results = Path(self._tmp.name) / "results.json"
         cmd = [sys.executable, "-m", "pytest", here.relative(here.gates), "-q", "-p", "no:cacheprovider",
-               "-p", "fidelity.perturb.pytest_plugin", "--fidelity-results", str(results), *extra_args]
-        if workers > 1:  # a test file's tests stay together, in their order, on one worker
-            cmd += ["-n", str(workers), "--dist", "loadfile", "--max-worker-restart", "0"]
-        with open(Path(tmp) / "out.log", "w+") as out, open(Path(tmp) / "err.log", "w+") as err:
-            proc = subprocess.Popen(cmd, cwd=here.root, stdout=out, stderr=err, text=True,
-                                    env=child_environment({**os.environ, project.ROOT_ENV: str(here.root),
-                                                           **(env or {})}, here.root, processes=workers))
-            while True:
-                try:
-                    proc.wait(timeout=1.0)
-                    break
-                except subprocess.TimeoutExpired:
-                    if progress is not None:
-                        progress(*_counted(results))
-            out.seek(0), err.seek(0)
-            stdout, stderr = out.read(), err.read()
-        data = _read_results(results, workers)
+               "-p", "fidelity.perturb.pytest_plugin", "--fidelity-results", str(self.results), *extra_args]
+        if self.workers > 1:  # a test file's tests stay together, in their order, on one worker
+            cmd += ["-n", str(self.workers), "--dist", "loadfile", "--max-worker-restart", "0"]
+        self._out = open(Path(self._tmp.name) / "out.log", "w+")
+        self._err = open(Path(self._tmp.name) / "err.log", "w+")
+        self._proc = subprocess.Popen(cmd, cwd=here.root, stdout=self._out, stderr=self._err, text=True,
+                                      env=child_environment({**os.environ, project.ROOT_ENV: str(here.root),
+                                                             **(env or {})}, here.root, processes=self.workers))
+
+    def wait(self, progress=None) -> dict:
+        while True:
+            try:
+                self._proc.wait(timeout=1.0)
+                break
+            except subprocess.TimeoutExpired:
+                if progress is not None:
+                    progress(*_counted(self.results))
+        self._out.seek(0), self._err.seek(0)
+        stdout, stderr = self._out.read(), self._err.read()
+        data = _read_results(self.results, self.workers)
         if data is None:
-            raise RuntimeError(f"the gate suite did not report (exit {proc.returncode}):\n{stdout[-2000:]}{stderr[-2000:]}")
-    data["returncode"] = proc.returncode
-    data["output_tail"] = stdout[-3000:]
-    return data
+            raise RuntimeError(f"the gate suite did not report (exit {self._proc.returncode}):\n"
+                               f"{stdout[-2000:]}{stderr[-2000:]}")
+        data["returncode"] = self._proc.returncode
+        data["output_tail"] = stdout[-3000:]
+        return data
+
+    def __enter__(self) -> "GateSuiteRun":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._proc.poll() is None:  # left early (an error elsewhere, ^C): no orphaned suite
+            self._proc.kill()
+            self._proc.wait()
+        self._out.close(), self._err.close()
+        self._tmp.cleanup()
 
 
 def gate_workers(here: project.Project, jobs: int | None = None) -> int:
@@ -196,10 +220,15 @@ def summarise(items: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda r: r["gate"])
 
 
-def run(cat, args, say) -> dict:
+def start(args) -> GateSuiteRun:
+    """The check's gate suite, started: it runs while the stages before it do."""
+    return GateSuiteRun(jobs=getattr(args, "jobs", None))
+
+
+def run(cat, args, say, started: GateSuiteRun | None = None) -> dict:
     say("gates     running the gate suite ...")
-    data = run_gate_suite(progress=None if getattr(args, "json", False) else progress_line("gates     "),
-                          jobs=getattr(args, "jobs", None))
+    with started or start(args) as suite:
+        data = suite.wait(progress=None if getattr(args, "json", False) else progress_line("gates     "))
     rows = summarise(data["items"])
     problems = [f"collection error: {e}" for e in data.get("collect_errors", [])]
     if data["returncode"] not in (0, 1):

@@ -69,12 +69,13 @@ def run(args) -> int:
         return _conformance(cat, args, say, report)
     from fidelity.check import claims_stage, code_stage, discovery_stage, evidence_stage, fixtures_stage, gates_stage
 
-    for stage in (fixtures_stage, claims_stage, code_stage):
-        result = stage.run(cat, args, say)
-        if "claims" in result:
-            report["claims"] = result.pop("claims")
-        report["stages"].append(result)
-    gates = gates_stage.run(cat, args, say)
+    with gates_stage.start(args) as suite:  # the suite's workers run while the three stages before it do
+        for stage in (fixtures_stage, claims_stage, code_stage):
+            result = stage.run(cat, args, say)
+            if "claims" in result:
+                report["claims"] = result.pop("claims")
+            report["stages"].append(result)
+        gates = gates_stage.run(cat, args, say, started=suite)
     report["gates"] = gates.pop("gates")
     report["stages"].append(gates)
     acceptance = evidence_stage.run(cat, args, say, gate_rows=report["gates"])
