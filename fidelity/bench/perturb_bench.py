@@ -28,6 +28,7 @@ from fidelity.targets import locate, patching
 from fidelity.spec import load_catalogue
 
 from fidelity import project
+from fidelity.child_env import child_environment
 
 
 
@@ -41,7 +42,10 @@ def time_runner(selection: list[str], workdir: Path, cold: bool = False) -> tupl
 
 
 def time_naive(perturbations: list[dict], workdir: Path) -> float:
+    """The naive way's seconds for `perturbations`, its children started as the runner's are
+    (fidelity/child_env.py: bytecode kept, the same threads), so only the way differs."""
     search = locate.child_search_path(str(project.current().root))
+    env = child_environment(dict(os.environ), project.current().root, processes=1)
     start = time.perf_counter()
     for p in perturbations:
         path = locate.find_source(p["target"], search)
@@ -52,7 +56,7 @@ def time_naive(perturbations: list[dict], workdir: Path) -> float:
         job_file = workdir / f"{p['id']}.job.json"
         job_file.write_text(json.dumps(job))
         subprocess.run([sys.executable, "-m", "fidelity.perturb.child", str(job_file)], cwd=project.current().root,
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=env)
     return time.perf_counter() - start
 
 

@@ -17,6 +17,7 @@ which one it is.
 from __future__ import annotations
 
 from fidelity.evidence.outcome import Outcome
+from fidelity.report import performance
 from fidelity.report.anchors import claim_ref, eq_ref, finding_id, gate_ref, gate_short, pert_ref, ref_id
 from fidelity.report.blocks import (Bullets, Code, CodeBlock, Document, Heading, Link, Num, Para, Plot, Ref, Strong,
                                     Table, Tag, Target, anchor)
@@ -888,4 +889,5 @@ def build(ledger: dict, *, plots: bool = True) -> Document:
         _paper(doc, p, ledger)
     _unclaimed(doc, ledger)
     _outside(doc, ledger)
+    performance.section(doc, ledger)
     return doc

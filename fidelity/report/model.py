@@ -33,7 +33,7 @@ from collections import Counter
 from pathlib import Path
 
 from fidelity.evidence.outcome import Outcome
-from fidelity.report import coverage, discovery
+from fidelity.report import coverage, discovery, performance
 from fidelity.report import separation as sep
 
 SCHEMA = "fidelity.report.ledger/1"
@@ -595,4 +595,7 @@ def gather(cat, *, repo_root: Path, reports_dir: Path, fixtures_dir: Path, gate_
         ledger["third_party"] = third
     ledger["discovery"] = discovery.gather(cat, repo_root=repo_root, reports_dir=reports_dir, gates_dir=gates_dir,
                                            third_party=None if third is None else [t["name"] for t in third])
+    bench = performance.gather(reports_dir)
+    if bench is not None:  # only when the project has benchmark figures: the ledger is otherwise unchanged
+        ledger["performance"] = bench
     return ledger

@@ -1,0 +1,170 @@
+"""Every speed figure of the harness, each beside its floor or its naive counterpart measured in the same run.
+
+    python -m fidelity.bench.all [--repeat N] [--perturb-all] [--naive-limit N] [--out FILE]
+
+Each command is run as a user runs it, in a fresh process from the project root (timed_command.py:
+wall clock and the peak memory of its process tree):
+
+  floor            python -c "import torch": what any child of the harness that imports torch pays
+  check            fidelity check               peer: fidelity check --jobs 1 (the gate suite serially)
+  fixtures verify  fidelity fixtures --verify   floor (it imports no torch)
+  report           fidelity report --no-gates --out TMP
+  perturb P1..P5   fidelity perturb P1..P5      peer: the naive runner (the whole gate suite per
+                                                perturbation, one after another: perturb_bench.py)
+  perturb --all    with --perturb-all: fidelity perturb --all (tens of minutes on 2 cores)
+
+perturb runs with a fresh cache and a throwaway reports directory (nothing reused, evidence
+untouched); check and report read the project as it is. Each figure is the best of --repeat
+runs (perturb and the peers: one run). Prints a table and writes FILE (default
+reports/bench.json): the figures, their targets and whether each was met, the machine (cores,
+load average before and after) and the versions. Ratios are of figures measured in this run
+only; a target missed is printed as MISSED, never hidden.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+from pathlib import Path
+
+from fidelity import project
+from fidelity.bench import fixtures_bench, perturb_bench, timed_command
+from fidelity.evidence import jsonio
+from fidelity.evidence.record import utc_now, versions
+
+PY = sys.executable
+FIDELITY = [PY, "-m", "fidelity"]
+# targets of issue 18 on a 2-core machine: seconds, and multiples of the torch-import floor
+TARGETS = {"check": (12.0, 8.0), "fixtures_verify": (1.5, 1.0), "report_no_gates": (10.0, None),
+           "perturb_p1_p5": (3.0, 2.5), "perturb_all": (30.0, None)}
+TARGET_CHECK_MIB = 500.0
+TARGET_RUNNER_VS_NAIVE = 30.0
+
+
+def _best(argv: list[str], repeat: int, root: Path) -> timed_command.Timed:
+    runs = [timed_command.run(argv, cwd=root) for _ in range(repeat)]
+    failed = [r for r in runs if r.returncode != 0]
+    if failed:
+        raise SystemExit(f"{' '.join(argv)} exited {failed[0].returncode}:\n{failed[0].output_tail}")
+    return min(runs, key=lambda r: r.wall_s)
+
+
+def _figure(name: str, seconds: float, floor_s: float, command: str, peer: dict | None = None, **extra) -> dict:
+    target_s, target_floor = TARGETS.get(name, (None, None))
+    fig = {"name": name, "command": command, "seconds": round(seconds, 3), "target_s": target_s,
+           "met": None if target_s is None else seconds <= target_s,
+           "ratio_to_floor": round(seconds / floor_s, 2), "target_ratio_to_floor": target_floor,
+           "met_ratio_to_floor": None if target_floor is None else seconds / floor_s <= target_floor, **extra}
+    if peer is not None:
+        fig["peer"] = {**peer, "seconds": round(peer["seconds"], 3)}
+        fig["peer_over_figure"] = round(peer["seconds"] / seconds, 2)
+    return fig
+
+
+def measure(repeat: int, perturb_all: bool, naive_limit: int, say=print) -> dict:
+    root = project.current().root
+    load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
+    say("floor: python -c 'import torch' ...")
+    floor = _best([PY, "-c", "import torch"], max(3, repeat), root).wall_s
+    figures = []
+    say("check (and its serial peer) ...")
+    check = _best([*FIDELITY, "check"], repeat, root)
+    serial = _best([*FIDELITY, "check", "--jobs", "1"], 1, root)
+    figures.append(_figure("check", check.wall_s, floor, "fidelity check",
+                           {"name": "gate suite serially", "command": "fidelity check --jobs 1", "seconds": serial.wall_s},
+                           peak_process_mib=check.peak_process_mib, peak_tree_mib=check.peak_tree_mib,
+                           target_peak_mib=TARGET_CHECK_MIB,
+                           met_peak=None if check.peak_process_mib is None else check.peak_process_mib <= TARGET_CHECK_MIB))
+    say("fixtures --verify ...")
+    fx = fixtures_bench.measure(repeat)
+    figures.append(_figure("fixtures_verify", fx["verify_s"], floor, "fidelity fixtures --verify"))
+    say("report --no-gates ...")
+    with tempfile.TemporaryDirectory(prefix="fidelity-bench-report-") as out:
+        report = _best([*FIDELITY, "report", "--no-gates", "--out", out], repeat, root)
+    figures.append(_figure("report_no_gates", report.wall_s, floor, "fidelity report --no-gates --out TMP",
+                           peak_process_mib=report.peak_process_mib))
+    figures += _perturb_figures(floor, perturb_all, naive_limit, say)
+    return {"schema": "fidelity-bench/1", "measured_at": utc_now(), "figures": figures,
+            "floor": {"command": "python -c 'import torch'", "seconds": round(floor, 3)},
+            "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
+                        "load_average_before": load_before,
+                        "load_average_after": os.getloadavg() if hasattr(os, "getloadavg") else None},
+            "versions": versions()}
+
+
+def _perturb_figures(floor: float, perturb_all: bool, naive_limit: int, say) -> list[dict]:
+    from fidelity.spec import load_catalogue
+
+    cat = load_catalogue()
+    figures = []
+    selections = [("perturb_p1_p5", ["P1..P5"], [f"P{i}" for i in range(1, 6)])]
+    if perturb_all:
+        selections.append(("perturb_all", ["--all"], list(cat.perturbations)))
+    for name, argv, ids in selections:
+        say(f"fidelity perturb {' '.join(argv)} and the naive way ...")
+        ours = [cat.perturbations[i].data for i in ids if not cat.perturbations[i].data.get("subject")]
+        sample = ours[:naive_limit]
+        with tempfile.TemporaryDirectory(prefix="fidelity-bench-perturb-") as tmp:
+            runner_s, code = perturb_bench.time_runner(argv, Path(tmp) / "runner")
+            if code != 0:
+                raise SystemExit(f"fidelity perturb {' '.join(argv)} exited {code}")
+            naive_s = perturb_bench.time_naive(sample, Path(tmp)) * len(ours) / max(1, len(sample))
+        scaled = "" if len(sample) == len(ours) else f" (measured on {len(sample)}, scaled to {len(ours)})"
+        figures.append(_figure(name, runner_s, floor, f"fidelity perturb {' '.join(argv)}",
+                               {"name": "naive: the whole gate suite per perturbation" + scaled,
+                                "command": "python -m fidelity.bench.perturb_bench (time_naive)", "seconds": naive_s},
+                               target_peer_over_figure=TARGET_RUNNER_VS_NAIVE))
+    return figures
+
+
+def _verdict(ok: bool | None) -> str:
+    return "-" if ok is None else "met" if ok else "MISSED"
+
+
+def render(bench: dict) -> str:
+    """The table `main` prints (and the ledger can show)."""
+    floor = bench["floor"]["seconds"]
+    lines = [f"floor: {bench['floor']['command']} = {floor:.2f} s; {bench['machine']['cpu_count']} cores, "
+             f"load average before {bench['machine']['load_average_before']}, after {bench['machine']['load_average_after']}",
+             f"{'figure':<18} {'seconds':>8} {'target':>7} {'':6} {'x floor':>8} {'target':>7} {'':6}  peer"]
+    for f in bench["figures"]:
+        target = "" if f["target_s"] is None else f"{f['target_s']:.1f}"
+        tfloor = "" if f["target_ratio_to_floor"] is None else f"{f['target_ratio_to_floor']:.1f}"
+        peer = ""
+        if "peer" in f:
+            want = f.get("target_peer_over_figure")
+            peer = (f"{f['peer']['name']}: {f['peer']['seconds']:.1f} s, {f['peer_over_figure']:.2f}x slower"
+                    + ("" if want is None else f" (target >= {want:.0f}x: {_verdict(f['peer_over_figure'] >= want)})"))
+        lines.append(f"{f['name']:<18} {f['seconds']:8.2f} {target:>7} {_verdict(f['met']):6} "
+                     f"{f['ratio_to_floor']:8.2f} {tfloor:>7} {_verdict(f['met_ratio_to_floor']):6}  {peer}")
+        if f.get("peak_process_mib") is not None:
+            want = f.get("target_peak_mib")
+            lines.append(f"{'':<18} peak memory: {f['peak_process_mib']:.0f} MiB in one process"
+                         + ("" if want is None else f" (target <= {want:.0f}: {_verdict(f['met_peak'])})")
+                         + (f", {f['peak_tree_mib']:.0f} MiB summed over its processes" if f.get("peak_tree_mib") else ""))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    project.find().activate()  # the project of the working directory; its children learn it too
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=2, help="runs of each quick figure; the best is kept (default 2)")
+    parser.add_argument("--perturb-all", action="store_true", help="also time `fidelity perturb --all` (tens of minutes)")
+    parser.add_argument("--naive-limit", type=int, default=3,
+                        help="time the naive runner on at most this many perturbations and scale (default 3)")
+    parser.add_argument("--out", type=Path, help="where to write the figures (default: the project's reports/bench.json)")
+    args = parser.parse_args(argv)
+    bench = measure(max(1, args.repeat), args.perturb_all, max(1, args.naive_limit),
+                    say=lambda text: print(text, file=sys.stderr, flush=True))
+    out = args.out or project.current().reports / "bench.json"
+    jsonio.write_json(out, bench)
+    print(render(bench))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""fidelity.bench.all: figures beside their floor and peer from the same run, a missed target said as MISSED,
+and memory peaks that see the process that used the memory."""
+import sys
+
+from fidelity.bench import all as bench_all
+from fidelity.bench import timed_command
+
+
+def _bench(figures):
+    return {"floor": {"command": "python -c 'import torch'", "seconds": 1.5}, "figures": figures,
+            "machine": {"cpu_count": 2, "load_average_before": (0.1, 0.1, 0.1), "load_average_after": (0.2, 0.1, 0.1)}}
+
+
+def test_a_figure_over_its_target_reads_missed_and_one_under_it_met():
+    slow = bench_all._figure("check", 18.0, 1.5, "fidelity check",
+                             {"name": "serial", "command": "fidelity check --jobs 1", "seconds": 27.0})
+    fast = bench_all._figure("fixtures_verify", 1.2, 1.5, "fidelity fixtures --verify")
+    assert (slow["met"], slow["ratio_to_floor"], slow["met_ratio_to_floor"], slow["peer_over_figure"]) == (False, 12.0, False, 1.5)
+    assert (fast["met"], fast["met_ratio_to_floor"]) == (True, True)
+    table = bench_all.render(_bench([slow, fast])).splitlines()
+    assert "MISSED" in table[2] and "serial: 27.0 s, 1.50x slower" in table[2]
+    assert "MISSED" not in table[3] and " met " in table[3]
+
+
+def test_the_runner_is_held_to_thirty_times_the_naive_way():
+    fig = bench_all._figure("perturb_p1_p5", 10.0, 1.5, "fidelity perturb P1..P5",
+                            {"name": "naive", "command": "time_naive", "seconds": 200.0}, target_peer_over_figure=30.0)
+    assert "20.00x slower (target >= 30x: MISSED)" in bench_all.render(_bench([fig]))
+
+
+def test_the_peak_memory_is_the_child_that_allocated_it():
+    grandchild = "import subprocess, sys; subprocess.run([sys.executable, '-c', 'b = bytearray(300 << 20); import time; time.sleep(1)'])"
+    timed = timed_command.run([sys.executable, "-c", grandchild])
+    assert timed.returncode == 0 and timed.wall_s >= 1.0
+    assert timed.peak_process_mib is not None and 300 <= timed.peak_process_mib < 400
+    assert timed.peak_tree_mib >= timed.peak_process_mib
