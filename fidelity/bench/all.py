@@ -66,7 +66,7 @@ def _figure(name: str, seconds: float, floor_s: float, command: str, peer: dict 
 
 def measure(repeat: int, perturb_all: bool, naive_limit: int, say=print) -> dict:
     root = project.current().root
-    load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
+    load_before = _load_average()
     say("floor: python -c 'import torch' ...")
     floor = _best([PY, "-c", "import torch"], max(3, repeat), root).wall_s
     figures = []
@@ -91,8 +91,13 @@ def measure(repeat: int, perturb_all: bool, naive_limit: int, say=print) -> dict
             "floor": {"command": "python -c 'import torch'", "seconds": round(floor, 3)},
             "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
                         "load_average_before": load_before,
-                        "load_average_after": os.getloadavg() if hasattr(os, "getloadavg") else None},
+                        "load_average_after": _load_average()},
             "versions": versions()}
+
+
+def _load_average() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages (a busy machine's figures are to be read as such)."""
+    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
 
 
 def _perturb_figures(floor: float, perturb_all: bool, naive_limit: int, say) -> list[dict]:

@@ -47,10 +47,12 @@ def section(doc: Document, ledger: dict) -> None:
     if not bench:
         return
     m, v = bench["machine"], bench["versions"]
+    loads = {k: "n/a" if m.get(k) is None else ", ".join(f"{x:.2f}" for x in m[k])
+             for k in ("load_average_before", "load_average_after")}
     doc.add(Heading(2, "Performance", "performance"))
     doc.add(Para((f"Measured by ", Code("python -m fidelity.bench.all"), f" at {bench['measured_at']} on "
-                  f"{m['cpu_count']} cores ({m['platform']}; load average before {m['load_average_before']}, after "
-                  f"{m['load_average_after']}), Python {v.get('python')}, torch {v.get('torch')}. The floor, ",
+                  f"{m['cpu_count']} cores ({m['platform']}; load average (1, 5, 15 min) before {loads['load_average_before']}, "
+                  f"after {loads['load_average_after']}), Python {v.get('python')}, torch {v.get('torch')}. The floor, ",
                   Code(bench["floor"]["command"]), f", took {bench['floor']['seconds']:.2f} s in the same run.")))
     doc.add(Table(("command", "wall", "target", "", "x floor", "peak memory", "peer in the same run"),
                   tuple(_row(f) for f in bench["figures"])))
