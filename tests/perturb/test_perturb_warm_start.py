@@ -3,6 +3,7 @@ zygote already holds is started cold so its patch still applies."""
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -15,7 +16,7 @@ from .conftest import GATE_ADD, TEST_PATHS, make_toy_repo, toy_perturbations
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
     repo = make_toy_repo(tmp_path_factory.mktemp("warm") / "repo")
-    env = launch.child_env(str(repo), threads=1)
+    env = launch.child_env(str(repo), processes=os.cpu_count())  # one math thread per child
     zygote = warm_start.Zygote(cwd=str(repo), env=env, preload=("pytest",))
     yield repo, env, zygote
     zygote.close()
