@@ -23,17 +23,17 @@ only; a target missed is printed as MISSED, never hidden.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
 import tempfile
 from pathlib import Path
 
-from fidelity import project
+from fidelity import project, textable
 from fidelity.bench import fixtures_bench, perturb_bench, timed_command
 from fidelity.evidence import jsonio
 from fidelity.evidence.record import utc_now, versions
+from fidelity.report import performance
 
 PY = sys.executable
 FIDELITY = [PY, "-m", "fidelity"]
@@ -125,32 +125,13 @@ def _perturb_figures(floor: float, perturb_all: bool, naive_limit: int, say) -> 
     return figures
 
 
-def _verdict(ok: bool | None) -> str:
-    return "-" if ok is None else "met" if ok else "MISSED"
-
-
 def render(bench: dict) -> str:
-    """The table `main` prints (and the ledger can show)."""
-    floor = bench["floor"]["seconds"]
-    lines = [f"floor: {bench['floor']['command']} = {floor:.2f} s; {bench['machine']['cpu_count']} cores, "
-             f"load average before {bench['machine']['load_average_before']}, after {bench['machine']['load_average_after']}",
-             f"{'figure':<18} {'seconds':>8} {'target':>7} {'':6} {'x floor':>8} {'target':>7} {'':6}  peer"]
-    for f in bench["figures"]:
-        target = "" if f["target_s"] is None else f"{f['target_s']:.1f}"
-        tfloor = "" if f["target_ratio_to_floor"] is None else f"{f['target_ratio_to_floor']:.1f}"
-        peer = ""
-        if "peer" in f:
-            want = f.get("target_peer_over_figure")
-            peer = (f"{f['peer']['name']}: {f['peer']['seconds']:.1f} s, {f['peer_over_figure']:.2f}x slower"
-                    + ("" if want is None else f" (target >= {want:.0f}x: {_verdict(f['peer_over_figure'] >= want)})"))
-        lines.append(f"{f['name']:<18} {f['seconds']:8.2f} {target:>7} {_verdict(f['met']):6} "
-                     f"{f['ratio_to_floor']:8.2f} {tfloor:>7} {_verdict(f['met_ratio_to_floor']):6}  {peer}")
-        if f.get("peak_process_mib") is not None:
-            want = f.get("target_peak_mib")
-            lines.append(f"{'':<18} peak memory: {f['peak_process_mib']:.0f} MiB in one process"
-                         + ("" if want is None else f" (target <= {want:.0f}: {_verdict(f['met_peak'])})")
-                         + (f", {f['peak_tree_mib']:.0f} MiB summed over its processes" if f.get("peak_tree_mib") else ""))
-    return "\n".join(lines)
+    """The table `main` prints: the ledger's Performance rows (report/performance.py), as plain text."""
+    loads = performance.load_averages(bench["machine"])
+    head = (f"floor: {bench['floor']['command']} = {bench['floor']['seconds']:.2f} s; {bench['machine']['cpu_count']} "
+            f"cores, load average (1, 5, 15 min) before {loads['load_average_before']}, after {loads['load_average_after']}")
+    return head + "\n" + textable.render(list(performance.HEADERS), [list(performance.cells(f)) for f in bench["figures"]],
+                                         max_width=200)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -95,6 +95,7 @@ def _read_results(results: Path, workers: int) -> dict | None:
     """The run's results: the file a serial run wrote, or the workers' shares merged (None: none reported)."""
     if workers == 1:
         return json.loads(results.read_text()) if results.exists() else None
+    # each worker's file, named as the plugin's worker_results names it: RESULTS.gw0, RESULTS.gw1, ...
     shares = [json.loads(f.read_text()) for f in sorted(results.parent.glob(results.name + ".gw*"))
               if not f.name.endswith(".partial")]
     if not shares:
@@ -221,14 +222,15 @@ def summarise(items: list[dict]) -> list[dict]:
 
 
 def start(args) -> GateSuiteRun:
-    """The check's gate suite, started: it runs while the stages before it do."""
+    """The check's gate suite, started: it runs while the stages before it do (the caller leaves
+    it in a `with` block, which stops it should check end early)."""
     return GateSuiteRun(jobs=getattr(args, "jobs", None))
 
 
-def run(cat, args, say, started: GateSuiteRun | None = None) -> dict:
+def run(cat, args, say, suite: GateSuiteRun) -> dict:
+    """The stage's verdict over the `suite` that `start` began."""
     say("gates     running the gate suite ...")
-    with started or start(args) as suite:
-        data = suite.wait(progress=None if getattr(args, "json", False) else progress_line("gates     "))
+    data = suite.wait(progress=None if getattr(args, "json", False) else progress_line("gates     "))
     rows = summarise(data["items"])
     problems = [f"collection error: {e}" for e in data.get("collect_errors", [])]
     if data["returncode"] not in (0, 1):

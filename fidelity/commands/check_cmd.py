@@ -75,7 +75,7 @@ def run(args) -> int:
             if "claims" in result:
                 report["claims"] = result.pop("claims")
             report["stages"].append(result)
-        gates = gates_stage.run(cat, args, say, started=suite)
+        gates = gates_stage.run(cat, args, say, suite)
     report["gates"] = gates.pop("gates")
     report["stages"].append(gates)
     acceptance = evidence_stage.run(cat, args, say, gate_rows=report["gates"])

@@ -111,7 +111,7 @@ def _evidence(cat, records: list, repo_root: Path, reports_dir: Path) -> list[di
     return out
 
 
-def _group(entries: list[dict], key: str) -> dict[str, list[dict]]:
+def group(entries: list[dict], key: str) -> dict[str, list[dict]]:
     """key's value -> its entries, in the entries' order (one pass: looking each one up by scanning
     all ~8,000 entries per gate and per perturbation was quadratic)."""
     out: dict[str, list[dict]] = {}
@@ -559,7 +559,7 @@ def gather(cat, *, repo_root: Path, reports_dir: Path, fixtures_dir: Path, gate_
     records = store.load_all(paths.evidence_root(reports_dir))
     entries = _evidence(cat, records, repo_root, reports_dir)
     diffs = _diffs(records, entries)
-    by_gate, by_pert = _group(entries, "gate"), _group(entries, "perturbation")
+    by_gate, by_pert = group(entries, "gate"), group(entries, "perturbation")
     gates = _gates(cat, entries, by_gate, gate_run, repo_root)
     perts = _perturbations(cat, entries, by_pert, diffs, repo_root)
     claims = check_claims(cat)

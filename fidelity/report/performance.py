@@ -23,22 +23,33 @@ def gather(reports_dir: Path) -> dict | None:
         return None
 
 
-def _met(ok) -> str:
+HEADERS = ("command", "wall", "target", "", "x floor", "peak memory", "peer in the same run")
+
+
+def met_words(ok: bool | None) -> str:
+    """A target's verdict in the words every benchmark output uses ("-": no target)."""
     return "-" if ok is None else "met" if ok else "MISSED"
 
 
-def _row(f: dict) -> tuple:
+def load_averages(machine: dict) -> dict[str, str]:
+    """The machine's load averages (1, 5, 15 min) before and after the run, as text."""
+    return {k: "n/a" if machine.get(k) is None else ", ".join(f"{x:.2f}" for x in machine[k])
+            for k in ("load_average_before", "load_average_after")}
+
+
+def cells(f: dict) -> tuple[str, ...]:
+    """One figure of bench.json as the row under HEADERS (the ledger's table and the bench's terminal table)."""
     peer = f.get("peer")
     peer_text = "-" if peer is None else f"{peer['name']} ({peer['command']}): {peer['seconds']:.1f} s, " \
                                           f"{f['peer_over_figure']:.2f}x the time"
     if peer is not None and f.get("target_peer_over_figure") is not None:
-        peer_text += f" (target >= {f['target_peer_over_figure']:.0f}x: {_met(f['peer_over_figure'] >= f['target_peer_over_figure'])})"
+        peer_text += f" (target >= {f['target_peer_over_figure']:.0f}x: {met_words(f['peer_over_figure'] >= f['target_peer_over_figure'])})"
     memory = "-" if f.get("peak_process_mib") is None else f"{f['peak_process_mib']:.0f} MiB" + (
-        "" if f.get("target_peak_mib") is None else f" (target <= {f['target_peak_mib']:.0f}: {_met(f.get('met_peak'))})")
-    return (Code(f["command"]), f"{f['seconds']:.2f} s", "-" if f["target_s"] is None else f"<= {f['target_s']:.1f} s",
-            _met(f["met"]), f"{f['ratio_to_floor']:.2f}x"
+        "" if f.get("target_peak_mib") is None else f" (target <= {f['target_peak_mib']:.0f}: {met_words(f.get('met_peak'))})")
+    return (f["command"], f"{f['seconds']:.2f} s", "-" if f["target_s"] is None else f"<= {f['target_s']:.1f} s",
+            met_words(f["met"]), f"{f['ratio_to_floor']:.2f}x"
             + ("" if f["target_ratio_to_floor"] is None else f" (target <= {f['target_ratio_to_floor']:.1f}x: "
-                                                             f"{_met(f['met_ratio_to_floor'])})"),
+                                                             f"{met_words(f['met_ratio_to_floor'])})"),
             memory, peer_text)
 
 
@@ -47,12 +58,11 @@ def section(doc: Document, ledger: dict) -> None:
     if not bench:
         return
     m, v = bench["machine"], bench["versions"]
-    loads = {k: "n/a" if m.get(k) is None else ", ".join(f"{x:.2f}" for x in m[k])
-             for k in ("load_average_before", "load_average_after")}
+    loads = load_averages(m)
     doc.add(Heading(2, "Performance", "performance"))
     doc.add(Para((f"Measured by ", Code("python -m fidelity.bench.all"), f" at {bench['measured_at']} on "
                   f"{m['cpu_count']} cores ({m['platform']}; load average (1, 5, 15 min) before {loads['load_average_before']}, "
                   f"after {loads['load_average_after']}), Python {v.get('python')}, torch {v.get('torch')}. The floor, ",
                   Code(bench["floor"]["command"]), f", took {bench['floor']['seconds']:.2f} s in the same run.")))
-    doc.add(Table(("command", "wall", "target", "", "x floor", "peak memory", "peer in the same run"),
-                  tuple(_row(f) for f in bench["figures"])))
+    doc.add(Table(HEADERS, tuple((Code(row[0]), *row[1:]) for row in map(cells, bench["figures"]))))
+

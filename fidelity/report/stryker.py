@@ -54,7 +54,7 @@ from pathlib import Path
 
 from fidelity.report.discovery import witness_text
 from fidelity.evidence.outcome import Outcome
-from fidelity.report.model import display_path, perturbation_key
+from fidelity.report.model import display_path, group, perturbation_key
 
 SCHEMA_VERSION = "2"
 THRESHOLDS = {"high": 80, "low": 60}
@@ -309,9 +309,7 @@ def build(ledger: dict, repo_root: Path) -> dict:
     files: dict[str, dict] = {}
     tests: dict[str, set] = {}
     search = child_search_path(str(repo_root))
-    by_pert: dict[str, list[dict]] = {}   # one pass, not a scan of all the evidence per perturbation
-    for e in ledger["evidence"]:
-        by_pert.setdefault(e["perturbation"], []).append(e)
+    by_pert = group(ledger["evidence"], "perturbation")   # one pass, not a scan of all the evidence per perturbation
     for pid, p in sorted(ledger["perturbations"].items(), key=lambda kv: perturbation_key(kv[0])):
         if not p["in_specs"]:
             continue
