@@ -22,3 +22,7 @@ class UnknownGate(PerturbError):
 
 class GateCollectionError(PerturbError):
     """The gate suite cannot be collected."""
+
+
+class ExecutorUnavailable(PerturbError):
+    """The executor asked for cannot run here: Ray is not installed, or its cluster cannot be reached."""

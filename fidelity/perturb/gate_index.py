@@ -58,15 +58,23 @@ class GateIndex:
         """Gate ids whose targets cover `module`, sorted."""
         return [g for g, info in self.gates.items() if any(covers(t, module) for t in info["targets"])]
 
-    def instances_covering(self, gate: str, module: str) -> list[str]:
+    def instances_covering(self, gate: str, module: str, cuda_elsewhere: bool = False) -> list[str]:
         """Node ids of `gate`'s instances whose targets cover `module`; all of them when none does
         (a gate named by a perturbation without covering it runs whole). Instances marked skip at
         collection (e.g. a CUDA instance on a machine without CUDA) are left out: they would only
-        be started to be skipped; unless nothing else is left, so the gate still reports why."""
+        be started to be skipped; unless nothing else is left, so the gate still reports why.
+        With `cuda_elsewhere` (an executor whose workers have GPUs) a CUDA instance skipped here
+        for want of a CUDA device is kept: it runs where there is one."""
         mine = self._items_of.get(gate, [])
         chosen = [it for it in mine if any(covers(t, module) for t in it.get("targets", []))] or mine
-        runnable = [it for it in chosen if not it.get("skip_marker")]
+        runnable = [it for it in chosen if not it.get("skip_marker")
+                    or (cuda_elsewhere and it.get("device") == "cuda")]
         return [it["nodeid"] for it in (runnable or chosen)]
+
+    def on_cuda(self, nodeids) -> bool:
+        """Whether one of `nodeids` runs on the CUDA device (its unit needs a GPU)."""
+        wanted = set(nodeids)
+        return any(it.get("device") == "cuda" for it in self.items if it["nodeid"] in wanted)
 
     def file_of(self, gate: str) -> str:
         return self.gates[gate]["file"]

@@ -48,10 +48,13 @@ class ChildRun:
     collect_errors: list[dict] = field(default_factory=list)
     output_tail: str = ""
     start: str = "cold"            # "warm": forked from the zygote; "cold": a fresh interpreter
+    lost: str | None = None        # why the executor lost the unit (a worker died, a node was lost)
 
     @property
     def status(self) -> str:
-        """ok | timeout | crash"""
+        """ok | timeout | crash | lost"""
+        if self.lost is not None:
+            return "lost"
         if self.timed_out:
             return "timeout"
         if self.results is None:
@@ -61,6 +64,8 @@ class ChildRun:
     @property
     def status_text(self) -> str:
         s = self.status
+        if s == "lost":
+            return f"lost by the executor ({self.lost})"
         if s == "timeout":
             return "timeout"
         if s == "crash":
@@ -86,15 +91,16 @@ class ChildRun:
         }
 
 
-def child_env(repo_root: str, pythonpath: list[str] | tuple[str, ...] = (), processes: int | None = None) -> dict:
-    """The environment of a child: the repo root, the extra paths and the
-    directory holding `fidelity` on PYTHONPATH; a fixed hash seed; no
+def child_env(repo_root: str, pythonpath: list[str] | tuple[str, ...] = (), processes: int | None = None,
+              base: dict | None = None) -> dict:
+    """The environment of a child: `base` (default os.environ) with the repo root, the extra paths
+    and the directory holding `fidelity` on PYTHONPATH; a fixed hash seed; no
     PYTEST_ADDOPTS / PYTEST_PLUGINS from the caller; and what fidelity/child_env.py gives every
     child: bytecode kept in the project's cache, math threads capped to a share of the cores for
     each of `processes` children running at once."""
     import fidelity
 
-    env = dict(os.environ)
+    env = dict(os.environ if base is None else base)
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("PYTEST_PLUGINS", None)
     fidelity_parent = os.path.dirname(os.path.dirname(os.path.abspath(fidelity.__file__)))
@@ -132,9 +138,9 @@ def run_child(job: dict, *, workdir: str | os.PathLike, label: str, cwd: str, en
     zygote the child is forked from it (cwd and env are the zygote's, the same values)."""
     if _stopped.is_set():
         raise Stopped("the run was interrupted")
-    d = Path(workdir) / _safe(label)
+    results = results_path(workdir, label)
+    d = results.parent
     d.mkdir(parents=True, exist_ok=True)
-    results = d / "results.json"
     partial = Path(str(results) + ".partial")
     for p in (results, partial):
         if p.exists():
@@ -154,6 +160,22 @@ def run_child(job: dict, *, workdir: str | os.PathLike, label: str, cwd: str, en
     tail = log_path.read_bytes()[-OUTPUT_TAIL:].decode("utf-8", "replace")
     return read_child(label, results, returncode=returncode, timed_out=timed_out, wall_s=wall,
                       output_tail=tail, start="warm" if zygote is not None else "cold")
+
+
+def results_path(workdir: str | os.PathLike, label: str) -> Path:
+    """Where the child labelled `label` writes its results, in a run's scratch directory."""
+    return Path(workdir) / _safe(label) / "results.json"
+
+
+def lost_child(label: str, why: str, wall_s: float = 0.0, output_tail: str = "", start: str = "cold") -> ChildRun:
+    """A unit its executor lost: nothing it ran is known, every gate of it red for another reason."""
+    return ChildRun(label=label, returncode=None, timed_out=False, wall_s=wall_s, results=None,
+                    output_tail=output_tail or why, start=start, lost=why)
+
+
+def stopping() -> bool:
+    """True once stop_all() was called (the user interrupted the run), until resume()."""
+    return _stopped.is_set()
 
 
 def read_child(label: str, results: str | os.PathLike, *, returncode: int | None, timed_out: bool, wall_s: float,

@@ -61,10 +61,17 @@ summary), and the message reads "[3/12] P3 ... red by assertion (2 gates)".
 
 Relative `test_paths`, `reports_dir`, `evidence_dir` and `cache_dir` are relative to repo_root.
 A perturbation may carry "timeout_s" to override the run's timeout for itself.
-With warm_start (the default) children are forked from a zygote that has
+Every child is a unit of an executor (executor.py): `executor`, else the one
+`executor.using` put in effect, else a LocalExecutor of the run's own. With
+warm_start (the default) a local child is forked from a zygote that has
 imported torch and pytest once (warm_start.py; the caller may pass one to share
 between runs); a perturbation whose target the zygote holds, and every child
-when no zygote can start, starts cold. `environment` sets (None: unsets)
+when no zygote can start, starts cold. A unit the executor loses (a worker that
+died, a lost node) is red for another reason for each of its gates; an
+unpatched one (a clean run, a green-after part) says nothing about a gate and
+is run again, up to LOST_UNPATCHED_RETRIES times. While units run, progress
+events "units" say how many are done, running and queued (unit_tally.py).
+`environment` sets (None: unsets)
 variables for this run's children only, e.g. the subject variables of a
 third-party run, so runs with different subjects may proceed side by side.
 """
@@ -74,6 +81,7 @@ import concurrent.futures as cf
 from dataclasses import dataclass, field
 import os
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Iterable
@@ -82,7 +90,9 @@ from fidelity.evidence import jsonio, paths, record, staleness, store
 from fidelity.perturb import gate_index, launch, outcomes
 from fidelity.perturb import batch as batch_mod
 from fidelity.perturb import clean_runs
+from fidelity.perturb import executor as executor_mod
 from fidelity.perturb import warm_start as warm_start_mod
+from fidelity.perturb.unit_tally import UnitTally
 from fidelity.perturb.errors import InvalidPerturbation, UnknownGate
 from fidelity.perturb.line_trace import reaches
 from fidelity.perturb.result import GateResult, PerturbationResult, RunResult
@@ -91,6 +101,7 @@ from fidelity.targets.errors import TargetNotFound
 
 FORCED_RED_GATE = Path(__file__).with_name("forced_red_gate.py")
 FIXTURES_DIR = "fixtures"
+LOST_UNPATCHED_RETRIES = 2  # an unpatched unit lost by the executor is run again at most this often
 
 Progress = Callable[[dict], None]
 
@@ -184,6 +195,7 @@ def run(
     warm_start: bool = True,
     environment: dict[str, str | None] | None = None,
     zygote: "warm_start_mod.LazyZygote | None" = None,
+    executor: "executor_mod.Executor | None" = None,
     evidence_dir: str | os.PathLike | None = None,
     observe: bool = False,
     first_red_only: bool = False,
@@ -194,14 +206,18 @@ def run(
     t_start = time.perf_counter()
     _check_options(observe=observe, stale_only=stale_only, first_red_only=first_red_only,
                    set_aside_red_baseline=set_aside_red_baseline, trace_lines=trace_lines, batched=batched)
+    executor = executor or executor_mod.in_effect()
+    if executor is not None and zygote is not None:
+        raise InvalidPerturbation("give a zygote (for the local executor) or an executor, not both")
     s = _settings(
         repo_root, test_paths=test_paths, reports_dir=reports_dir, evidence_dir=evidence_dir,
-        fixtures_dir=fixtures_dir, cache_dir=cache_dir, pythonpath=pythonpath, jobs=jobs, timeout_s=timeout_s,
+        fixtures_dir=fixtures_dir, cache_dir=cache_dir, pythonpath=pythonpath,
+        jobs=jobs or (executor.default_jobs() if executor is not None else None), timeout_s=timeout_s,
         environment=environment, progress=progress, stale_only=stale_only, observe=observe,
         first_red_only=first_red_only, set_aside_red_baseline=set_aside_red_baseline, trace_lines=trace_lines,
-        batched=batched)
+        batched=batched, cuda_elsewhere=bool(executor is not None and executor.gpus()))
     r = _Run(s, *_inputs(perturbations, s))            # 1. every input error, before any child runs
-    with _Children(s, warm_start, zygote) as children:
+    with _Children(s, *_executor(s, executor, warm_start, zygote)) as children:
         ran = _run_children(r, children)                # 2.-6. index, baseline, perturbations, green after
     if ran and _sources_unchanged(r):                   # 7. nothing on disk moved
         _evidence(r)                                    # 8.
@@ -262,6 +278,7 @@ class _Settings:
     set_aside_red_baseline: bool
     trace_lines: bool
     batched: bool
+    cuda_elsewhere: bool           # the executor's workers have GPUs: CUDA instances skipped here run there
 
     def emit(self, event: str, message: str, **extra) -> None:
         if self.progress is not None:
@@ -322,20 +339,33 @@ class _Run:
         self.result = RunResult(observe=self.s.observe)
 
 
+def _executor(s: _Settings, executor, warm_start: bool, zygote) -> tuple["executor_mod.Executor", bool]:
+    """The run's executor, and whether the run owns it (and closes it): the caller's, or a
+    LocalExecutor forking from the caller's zygote (shared between runs: their environments differ
+    only in `environment`, which each child applies itself), from one of our own, or cold."""
+    if executor is not None:
+        return executor, False
+    if not warm_start:
+        return executor_mod.LocalExecutor(None), True
+    if zygote is not None:
+        return executor_mod.LocalExecutor(zygote), True
+    return executor_mod.LocalExecutor(warm_start_mod.LazyZygote(str(s.root), s.base_env), owns_zygote=True), True
+
+
 class _Children:
     """Where a run's children start: a scratch directory for their job and result files, `jobs`
-    worker threads, and the zygote they fork from. As a context: on any exception every child is
-    killed; in any case the workers are joined, our own zygote closed and the directory removed."""
+    worker threads, each handing one unit at a time to the executor, and the tally of those units.
+    As a context: on any exception every child is killed; in any case the workers are joined, an
+    executor of the run's own closed and the directory removed."""
 
-    def __init__(self, s: _Settings, warm_start: bool, zygote: "warm_start_mod.LazyZygote | None"):
+    def __init__(self, s: _Settings, executor: "executor_mod.Executor", owns_executor: bool):
         self.s = s
+        self.executor, self.owns_executor = executor, owns_executor
         self.workdir = tempfile.mkdtemp(prefix="fidelity-perturb-")
+        self.place = executor_mod.Place(root=s.root, workdir=self.workdir, pythonpath=tuple(s.pythonpath), env=s.env)
         self.pool = cf.ThreadPoolExecutor(max_workers=s.jobs, thread_name_prefix="fidelity-perturb")
-        # a zygote the caller shares between runs (their environments differ only in `environment`,
-        # which each child applies itself), or one of our own, or none
-        self.own_zygote = warm_start and zygote is None
-        self.warm = zygote if warm_start and zygote is not None else (
-            warm_start_mod.LazyZygote(str(s.root), s.base_env) if self.own_zygote else None)
+        self.tally = UnitTally(lambda e: s.emit(**e), executor.name)
+        self.index: gate_index.GateIndex | None = None  # once collected: which units need a GPU
 
     def __enter__(self) -> "_Children":
         return self
@@ -346,8 +376,8 @@ class _Children:
                 launch.kill_all()
         finally:
             self.pool.shutdown(wait=True, cancel_futures=True)
-            if self.own_zygote:
-                self.warm.close()
+            if self.owns_executor:
+                self.executor.close()
             _rmtree(self.workdir)
         return False
 
@@ -366,16 +396,39 @@ class _Children:
                           "path": patch.path, "source": patch.patched}
         return j
 
-    def start(self, label: str, job: dict, timeout: float, target: str | None = None) -> launch.ChildRun:
-        """Run one child to its end (in a worker thread): forked from the zygote, or cold."""
-        zygote = self.warm.get() if self.warm is not None else None
-        if zygote is not None and target is not None and zygote.holds(target):
-            zygote = None  # the target is imported there already: its patch needs a fresh interpreter
-        return launch.run_child(job, workdir=self.workdir, label=label, cwd=str(self.s.root), env=self.s.env,
-                                timeout_s=timeout, zygote=zygote)
+    def start(self, label: str, job: dict, timeout: float, target: str | None = None,
+              queued: bool = False) -> launch.ChildRun:
+        """Run one child to its end on the executor (in a worker thread); `queued`: the tally
+        counted it when it was submitted."""
+        if not queued:
+            self.tally.queue()
+        unit = executor_mod.Unit(label=label, job=job, timeout_s=timeout, target=target, gpus=self._gpus(job))
+        started = threading.Event()
+
+        def on_start() -> None:
+            if not started.is_set():
+                started.set()
+                self.tally.start()
+
+        try:
+            child = self.executor.run(unit, self.place, on_start)
+            for attempt in range(1, LOST_UNPATCHED_RETRIES + 1):
+                if child.lost is None or job.get("patch") is not None or job.get("mode") == "mutants":
+                    break
+                self.s.emit("lost", f"{label}: {child.status_text}; unpatched, so it says nothing about a "
+                                    f"gate: run again ({attempt} of {LOST_UNPATCHED_RETRIES})")
+                child = self.executor.run(unit, self.place, on_start)
+            return child
+        finally:
+            self.tally.finish(started=started.is_set())
 
     def submit(self, label: str, job: dict, timeout: float, target: str | None = None) -> cf.Future:
-        return self.pool.submit(self.start, label, job, timeout, target)
+        self.tally.queue()
+        return self.pool.submit(self.start, label, job, timeout, target, True)
+
+    def _gpus(self, job: dict) -> int:
+        keep = job.get("keep")
+        return 1 if self.index is not None and keep and self.index.on_cuda(keep) else 0
 
 
 # ---------------------------------------------------------------- 1. inputs, 2. gates, 3. stale_only
@@ -418,7 +471,8 @@ def _collect_gate_index(r: _Run, children: _Children) -> None:
     s.emit("collect", "collecting the gate index")
     r.index = gate_index.collect(s.test_paths, repo_root=s.root, cache_dir=s.cache, pythonpath=s.pythonpath,
                                  timeout_s=max(s.timeout_s, 300), environment=s.environment,
-                                 zygote=children.warm)
+                                 zygote=children.executor.index_zygote())
+    children.index = r.index
 
 
 def _select_gates(r: _Run) -> None:
@@ -434,7 +488,8 @@ def _select_gates(r: _Run) -> None:
         # gates it lists: the package's other red gates are findings about it, not a red baseline.
         covering = set() if p.get("subject") else set(r.index.gates_for_target(p["target"]))
         r.gates_of[p["id"]] = sorted(covering | named)
-        r.instances_of[p["id"]] = {n for g in r.gates_of[p["id"]] for n in r.index.instances_covering(g, p["target"])}
+        r.instances_of[p["id"]] = {n for g in r.gates_of[p["id"]]
+                                   for n in r.index.instances_covering(g, p["target"], r.s.cuda_elsewhere)}
 
 
 def _start_results(r: _Run) -> None:
@@ -610,6 +665,7 @@ class _PerturbationChildren:
                             key=lambda p: -sum(r.cost.get(n, 0.0) for n in r.instances_of[p["id"]]))
         if r.s.batched:
             for part in _batches(with_gates, r.s.jobs):
+                self.children.tally.queue()
                 self.futures[self.children.pool.submit(_run_batch, r, self.children, part)] = part
         else:
             for p in with_gates:
@@ -665,7 +721,8 @@ def _run_batch(r: _Run, children: _Children, part: list[dict]) -> list[tuple[dic
     j = dict(children.job(sorted({g for p in part for g in r.results[p["id"]].gates}), keep=j_keep),
              mode="mutants", mutants=mutants, stop_gate_when_red=True, stop_when_any_red=r.s.first_red_only,
              instance_seconds={n: r.cost.get(n, 0.0) for n in j_keep})
-    batch_child = children.start(f"batch-{part[0]['id']}", j, sum(m["timeout_s"] for m in mutants) + r.s.timeout_s)
+    batch_child = children.start(f"batch-{part[0]['id']}", j, sum(m["timeout_s"] for m in mutants) + r.s.timeout_s,
+                                 queued=True)
     out = [(p, _batch_fork(p, m, batch_child)) for p, m in zip(part, mutants)]
     alone = [p["id"] for p, c in out if c is None]
     if alone:
