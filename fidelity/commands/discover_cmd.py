@@ -6,6 +6,7 @@ import contextlib
 import sys
 
 from fidelity.commands.common import EXIT_OK, EXIT_RED, EXIT_USAGE, add_json_option, print_json
+from fidelity.commands.executor_options import add_executor_options, chosen_executor, executor_problem
 
 DESCRIPTION = """\
 Generate mutants of a subject's source with operators made for numerical tensor code
@@ -33,6 +34,11 @@ gate closes it or the spec explains it beside its equation, by the key printed h
     - mutant: fidelity.impl.torch.mhc:3f2a9c1b7d4e
       reason: why no gate needs to see this change
 
+--executor ray [--ray-address ADDR]: the clean runs and each batch of mutants (with
+the gate instances that cover them) run as Ray tasks, on a local cluster or the one at
+ADDR; the equivalence decisions stay on this machine. A unit the engine loses is red
+for another reason for its gates; a lost batch's mutants are run again one by one.
+
 Exit: 0 the run completed and found no blind spot; 1 a blind spot, or a run that cannot
 be trusted (red or flaky baseline, a file changed); 2 usage errors.
 """
@@ -50,7 +56,9 @@ def add_parser(sub) -> None:
     p.add_argument("--list-operators", action="store_true", help="list the operators and exit")
     p.add_argument("--no-record", action="store_true",
                    help="write no discovery record even for a complete run (a trial, a benchmark)")
-    p.add_argument("--jobs", type=int, default=None, help="parallel children (default: CPU count)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="units at once (default: this machine's CPUs; with --executor ray, the cluster's)")
+    add_executor_options(p)
     add_json_option(p)
     p.set_defaults(run=run)
 
@@ -86,6 +94,8 @@ def run(args) -> int:
         return EXIT_OK
     if args.budget is not None and (args.budget < 1 or args.all):
         return _usage("--budget takes a positive N, and not with --all")
+    if executor_problem(args):
+        return _usage(executor_problem(args))
     unknown = sorted(set(args.operator) - set(ops.OPERATORS))
     if unknown:
         return _usage(f"unknown operator(s) {', '.join(unknown)}; known: {', '.join(ops.OPERATORS)}")
@@ -107,8 +117,10 @@ def run(args) -> int:
     tests = [here.relative(here.gates)]
     lock = (writer_lock.writing(records.discovery_root(here.reports), "discover") if complete
             else contextlib.nullcontext())  # a partial run writes no record: nothing to keep apart
+    from fidelity.perturb.executor import using
+
     try:
-        with lock:
+        with lock, chosen_executor(args) as executor, using(executor):
             results, written = _discover_each(modules, args, tests, environment, subject_name, complete, say)
     except (TargetNotFound, PerturbError, writer_lock.FolderBusy) as exc:
         return _usage(str(exc))

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from fidelity.commands.common import EXIT_OK, EXIT_RED, EXIT_USAGE, add_json_option, add_specs_option, print_json
+from fidelity.commands.executor_options import add_executor_options, chosen_executor, executor_problem
 from fidelity.spec import load_catalogue
 from fidelity.spec.loader import load_perturbation_file
 
@@ -38,6 +39,13 @@ project's records unless you ask (--evidence DIR); --stale reads that folder.
 gate red by assertion (with its reading), red for another reason, or green. In a
 --file catalogue `gates` may be omitted. No evidence is written.
 
+--executor ray [--ray-address ADDR]: each unit (a clean run, the forced failure, a
+perturbation with its gate instances, a green-after part) is a Ray task, on a local
+cluster or the one at ADDR; the evidence is the same as a local run's. A unit the
+engine loses (a worker that dies, a lost node, a task past its time) is red for
+another reason for each of its gates, and the run goes on. Progress lines say how
+many units are done, running and queued.
+
 Exit: 0 every perturbation caught and restored (with --observe: the run completed and
 everything was green again, whatever went red); 1 a survivor, a miss, or a run that
 cannot be trusted: a red or flaky baseline, a forced failure not seen red, a file
@@ -60,12 +68,14 @@ def add_parser(sub) -> None:
     p.add_argument("--observe", action="store_true",
                    help="expect nothing: run every gate covering each target and report which went red "
                         "(by assertion, for another reason) or stayed green; writes no evidence")
-    p.add_argument("--jobs", type=int, default=None, help="parallel children (default: CPU count)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="units at once (default: this machine's CPUs; with --executor ray, the cluster's)")
     p.add_argument("--timeout", type=float, default=600.0,
                    help="seconds per child before it is killed as hung (default 600: Triton gates under the CPU interpreter are slow)")
     p.add_argument("--cold-start", action="store_true",
                    help="start every child as a fresh interpreter; by default children are forked from one "
                         "process that has imported torch and pytest (a target it holds still starts cold)")
+    add_executor_options(p)
     p.add_argument("--evidence", type=Path, default=None, metavar="DIR",
                    help="the evidence folder to write (and --stale to read) instead of the default: the "
                         "project's reports/evidence, or a --file catalogue's reports/catalogues/<stem>/evidence")
@@ -116,7 +126,7 @@ def _option_problem(args) -> str | None:
         return "--observe runs every chosen perturbation afresh and reads no evidence: drop --stale"
     if args.observe and (args.evidence is not None or args.reports is not None):
         return "--observe writes no evidence: drop --evidence/--reports (use --json to keep what it saw)"
-    return None
+    return executor_problem(args)
 
 
 def evidence_folder(args) -> Path:
@@ -222,7 +232,13 @@ def _subject_environment(subject: str | None) -> dict[str, str | None] | None:
 
 def _run_groups(groups, args, say) -> list:
     """One runner run per group, side by side (a third-party group is a few small children, which
-    would otherwise wait for ours to finish), sharing one warm-start zygote; results in group order."""
+    would otherwise wait for ours to finish), sharing one executor (locally: one warm-start
+    zygote); results in group order."""
+    with chosen_executor(args, warm_start=not args.cold_start) as executor:
+        return _run_groups_on(groups, args, say, executor)
+
+
+def _run_groups_on(groups, args, say, executor) -> list:
     import concurrent.futures as cf
 
     from fidelity.perturb import launch
@@ -230,7 +246,7 @@ def _run_groups(groups, args, say) -> list:
     from fidelity.perturb.runner import shared_zygote
 
     here = args.project
-    zygote = None if args.cold_start else shared_zygote(here.root, args.jobs)
+    zygote = None if args.cold_start or executor is not None else shared_zygote(here.root, args.jobs)
 
     def one(subject, group, environment):
         tag = f"[{subject}] " if subject else ""
@@ -240,7 +256,8 @@ def _run_groups(groups, args, say) -> list:
                                  test_paths=(here.relative(here.gates),), fixtures_dir=here.fixtures, jobs=args.jobs,
                                  timeout_s=args.timeout, stale_only=args.stale, observe=args.observe,
                                  progress=lambda e: say(dict(e, message=tag + e.get("message", ""))),
-                                 warm_start=not args.cold_start, environment=environment, zygote=zygote)
+                                 warm_start=not args.cold_start, environment=environment, zygote=zygote,
+                                 executor=executor)
 
     pool = cf.ThreadPoolExecutor(max_workers=len(groups), thread_name_prefix="fidelity-group")
     try:
