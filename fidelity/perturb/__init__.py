@@ -12,6 +12,10 @@ Modules, one idea each:
   pytest_plugin  what a child's pytest records per test (outcome, kind, readings, fixtures read)
   child          `python -m fidelity.perturb.child JOB.json`
   launch         start a child, time it out, read what it left
+  executor       where a child runs: a unit of work handed to the local executor or another
+  unit_tally     how the units stand while they run: done, running, queued
+  ray_executor   each unit a Ray task (`pip install 'fidelity[ray]'`)
+  ray_task       a unit's trip to a Ray worker and back: paths mapped, files returned
   gate_index     which gates exist and which cover a module (cached)
   outcomes       per-gate Outcome of a child
   clean_runs     how many unpatched runs, and the verdict over them (flaky or not)

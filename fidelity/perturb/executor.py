@@ -64,6 +64,10 @@ class Executor(Protocol):
     def run(self, unit: Unit, place: Place, started: Callable[[], None] = not_told) -> launch.ChildRun:
         """Run `unit` to its end; call `started` once it is running (not merely queued)."""
 
+    def cancel_all(self) -> None:
+        """Stop every unit running or queued now (the run is ending on an exception): each `run`
+        call returns soon after, its unit killed or lost."""
+
     def close(self) -> None:
         """Release what the executor started (its zygote, its cluster connection)."""
 
@@ -95,6 +99,9 @@ class LocalExecutor:
         started()
         return launch.run_child(unit.job, workdir=place.workdir, label=unit.label, cwd=str(place.root),
                                 env=place.env, timeout_s=unit.timeout_s, zygote=zygote)
+
+    def cancel_all(self) -> None:
+        launch.kill_all()
 
     def close(self) -> None:
         if self._owns_zygote and self.zygote is not None:

@@ -22,6 +22,7 @@ never retried by Ray (max_retries=0): the runner decides what runs again (execut
 """
 from __future__ import annotations
 
+import threading
 import time
 from typing import Callable
 
@@ -69,6 +70,8 @@ class RayExecutor:
         self._cpus, self._gpus = int(resources.get("CPU", 1)), int(resources.get("GPU", 0))
         self._task = ray.remote(ray_task.run_unit)
         self._driver_versions = ray_task.versions()
+        self._in_flight: set = set()  # the tasks of the units being run now (cancel_all)
+        self._lock = threading.Lock()
 
     def default_jobs(self) -> int:
         return max(1, self._cpus)
@@ -82,6 +85,8 @@ class RayExecutor:
 
     def run(self, unit: executor_mod.Unit, place: executor_mod.Place,
             started: Callable[[], None] = executor_mod.not_told) -> launch.ChildRun:
+        if launch.stopping():
+            raise launch.Stopped("the run was interrupted")
         t0 = time.perf_counter()
         if unit.gpus > self._gpus:
             return launch.lost_child(unit.label, f"it needs {unit.gpus} GPU for its CUDA instances and the cluster "
@@ -92,12 +97,17 @@ class RayExecutor:
         except Exception as exc:  # noqa: BLE001 - Ray refused the task: the engine's failure, this unit's outcome
             return launch.lost_child(unit.label, f"Ray did not take the task: {type(exc).__name__}: {_first_line(exc)}",
                                      start="ray")
+        with self._lock:
+            self._in_flight.add(task)
         try:
             self._next(task, deadline=None)  # {"started": ...}: queued until then, for as long as it takes
             started()
             back = self._next(task, deadline=time.monotonic() + unit.timeout_s + TASK_GRACE_S)
         except _Lost as lost:
             return launch.lost_child(unit.label, str(lost), wall_s=time.perf_counter() - t0, start="ray")
+        finally:
+            with self._lock:
+                self._in_flight.discard(task)
         return ray_task.receive(back, unit, place, self._driver_versions)
 
     def _next(self, task, deadline: float | None):
@@ -123,6 +133,12 @@ class RayExecutor:
             raise _Lost(f"{type(cause).__name__}: {_first_line(cause)}") from None
         except ray.exceptions.RayError as exc:  # a worker that died, a lost node, a cancelled task
             raise _Lost(f"{type(exc).__name__}: {_first_line(exc)}") from None
+
+    def cancel_all(self) -> None:
+        with self._lock:
+            tasks = list(self._in_flight)
+        for task in tasks:
+            self._ray.cancel(task, force=True)
 
     def close(self) -> None:
         if self._owns_connection and self._ray.is_initialized():

@@ -366,6 +366,7 @@ class _Children:
         self.pool = cf.ThreadPoolExecutor(max_workers=s.jobs, thread_name_prefix="fidelity-perturb")
         self.tally = UnitTally(lambda e: s.emit(**e), executor.name)
         self.index: gate_index.GateIndex | None = None  # once collected: which units need a GPU
+        self.ending = False  # the run is ending on an exception: a unit lost now is not run again
 
     def __enter__(self) -> "_Children":
         return self
@@ -373,7 +374,8 @@ class _Children:
     def __exit__(self, exc_type, exc, tb) -> bool:
         try:
             if exc_type is not None:
-                launch.kill_all()
+                self.ending = True
+                self.executor.cancel_all()
         finally:
             self.pool.shutdown(wait=True, cancel_futures=True)
             if self.owns_executor:
@@ -413,7 +415,8 @@ class _Children:
         try:
             child = self.executor.run(unit, self.place, on_start)
             for attempt in range(1, LOST_UNPATCHED_RETRIES + 1):
-                if child.lost is None or job.get("patch") is not None or job.get("mode") == "mutants":
+                if (child.lost is None or job.get("patch") is not None or job.get("mode") == "mutants"
+                        or self.ending or launch.stopping()):
                     break
                 self.s.emit("lost", f"{label}: {child.status_text}; unpatched, so it says nothing about a "
                                     f"gate: run again ({attempt} of {LOST_UNPATCHED_RETRIES})")

@@ -158,10 +158,30 @@ def _send(obj: dict) -> None:
     sys.stdout.flush()
 
 
-def _run_child(job_path: str, log_path: str) -> None:
-    """In the forked child: a session of its own, output to the log, then the cold child's main."""
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with(parent: int) -> None:
+    """In a forked child: be killed when `parent` (the zygote) dies. A zygote killed outright (SIGKILL:
+    a Ray worker's children are killed with it) cannot kill its children itself, and a child in a
+    session of its own would run on with no one to read what it leaves. Linux only; elsewhere the
+    zygote's own clean-up on a closed stdin is all there is."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it died before the request took hold
+        os._exit(70)
+
+
+def _run_child(job_path: str, log_path: str, zygote: int) -> None:
+    """In the forked child: dies with the zygote, a session of its own, output to the log, then
+    the cold child's main."""
     code = 70
     try:
+        _die_with(zygote)
         os.setsid()
         fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         null = os.open(os.devnull, os.O_RDONLY)
@@ -243,9 +263,10 @@ def main(preload: list[str]) -> int:
                 line, buffered = buffered.split(b"\n", 1)
                 req = json.loads(line)
                 Path(req["log"]).parent.mkdir(parents=True, exist_ok=True)
+                zygote = os.getpid()
                 pid = os.fork()
                 if pid == 0:
-                    _run_child(req["job"], req["log"])
+                    _run_child(req["job"], req["log"], zygote)
                 children.add(pid)
                 _send({"started": pid})
         _reap(children)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from fidelity.evidence.outcome import Outcome
 from fidelity.perturb import executor as executor_mod
 from fidelity.perturb import launch
@@ -70,6 +72,30 @@ def test_a_lost_perturbation_is_red_for_another_reason_and_a_lost_clean_run_is_r
 
     rec = next(r for r in store.load_all(repo / "reports" / "evidence") if r.perturbation == "P_add")
     assert rec.outcome == Outcome.RED_OTHER and rec.detail.startswith("lost by the executor")
+
+
+class InterruptedExecutor(LosingExecutor):
+    """The user interrupts the run while `lose`'s units run: they come back lost, as cancelled tasks do."""
+
+    def run(self, unit, place, started=executor_mod.not_told):
+        if unit.label in self.lose:
+            launch.stop_all()
+        return super().run(unit, place, started)
+
+
+def test_a_unit_lost_because_the_run_was_interrupted_is_not_run_again(tmp_path):
+    from fidelity.perturb import run
+
+    repo = make_toy_repo(tmp_path / "repo")
+    executor = InterruptedExecutor({"baseline-3"})
+    try:
+        with pytest.raises(launch.Stopped):
+            run([p for p in toy_perturbations() if p["id"] == "P_add"], test_paths=[ARITH], repo_root=repo,
+                reports_dir="reports", jobs=2, timeout_s=60, executor=executor)
+    finally:
+        launch.resume()
+    assert executor.tries["baseline-3"] == 1
+    assert not list((repo / "reports").rglob("*.json"))  # no evidence from an interrupted run
 
 
 def test_the_units_are_tallied_done_running_and_queued_as_they_move():

@@ -8,9 +8,12 @@ The CLI joins the module's cluster by its address, so the project is shipped to 
 path in a unit is mapped to the worker's copy and back."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -131,6 +134,15 @@ def test_a_worker_killed_mid_run_leaves_its_unit_red_for_another_reason_and_the_
     records = store.load_all(tmp_path / "evidence")
     assert {r.perturbation for r in records} == {"P2", "P_slow"}
     assert {r.outcome for r in records if r.perturbation == "P_slow"} == {Outcome.RED_OTHER}
+    _gone(int(marker.read_text()), "the hanging child outlived its killed worker")
+
+
+def _gone(pid: int, why: str) -> None:
+    for _ in range(100):
+        if not Path(f"/proc/{pid}").exists():
+            return
+        time.sleep(0.1)
+    raise AssertionError(why)
 
 
 def test_a_unit_that_needs_a_gpu_the_cluster_lacks_is_lost_at_once(cluster, tmp_path):
@@ -149,3 +161,31 @@ def test_each_task_asks_for_a_cpu_a_gpu_for_cuda_instances_and_no_retry_by_ray()
     assert ray_executor.task_options(cpu)["num_gpus"] == 0
     assert {k: ray_executor.task_options(gpu)[k] for k in ("num_cpus", "num_gpus", "max_retries")} == {
         "num_cpus": 1, "num_gpus": 1, "max_retries": 0}
+
+
+def test_ctrl_c_cancels_the_ray_tasks_and_invents_no_outcome(cluster, project, tmp_path):
+    marker = tmp_path / "slow-child.pid"
+    catalogue = tmp_path / "slow.yaml"
+    catalogue.write_text(json.dumps({"perturbations": [{
+        "id": "slow", "title": "softmax that hangs", "target": f"{NAME}.softmax",
+        "edits": [{"find": "    if temperature <= 0:\n",
+                   "replace": f"    import os, time\n    open({str(marker)!r}, 'w').write(str(os.getpid()))\n"
+                              f"    time.sleep(120)\n    if temperature <= 0:\n"}],
+        "gates": ["tests/gates/test_tempered_softmax.py::test_a_temperature_that_is_not_positive_is_refused"]}]}))
+    env = {k: v for k, v in os.environ.items() if k != "FIDELITY_ROOT"}
+    run = subprocess.Popen([sys.executable, "-m", "fidelity", "perturb", "--file", str(catalogue), "--executor", "ray",
+                            "--ray-address", cluster, "--evidence", str(tmp_path / "evidence")],
+                           cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert marker.exists(), "the slow perturbation never ran"
+    child = int(marker.read_text())
+    run.send_signal(signal.SIGINT)
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err[-3000:]
+    assert err.splitlines()[-1] == "fidelity perturb: interrupted"
+    assert out == "" and not list((tmp_path / "evidence").glob("*/*.json"))
+    # the tasks it cancelled are not losses of the engine: nothing is run again, no outcome invented
+    assert not [line for line in err.splitlines() if "lost by the executor" in line or "red for another" in line]
+    _gone(child, "the hanging child outlived the interrupted run")  # its cancelled worker took it along
