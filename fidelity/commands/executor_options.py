@@ -14,15 +14,19 @@ def add_executor_options(parser) -> None:
                              "on this machine; 'ray', a Ray task each, one CPU and a GPU for CUDA instances "
                              "(pip install 'fidelity[ray]')")
     parser.add_argument("--ray-address", default=None, metavar="ADDR",
-                        help="with --executor ray: the cluster to use ('auto', or ray://HOST:10001); the project "
-                             "is shipped to its workers. Without it a local cluster on this machine's cores is "
-                             "started for the run")
+                        help="with --executor ray: the cluster to join ('auto', or HOST:6379), from one of its "
+                             "nodes or a Ray job; the project is shipped to its workers. Without it a local "
+                             "cluster on this machine's cores is started for the run")
 
 
 def executor_problem(args) -> str | None:
     """Executor options that do not go together, as the one line to print; None when they do."""
     if args.ray_address is not None and args.executor != "ray":
         return "--ray-address ADDR is for --executor ray: add --executor ray, or drop --ray-address"
+    if (args.ray_address or "").startswith("ray://"):
+        return (f"{args.ray_address}: Ray Client addresses cannot stream a unit's start back; run fidelity on a "
+                f"node of the cluster (--ray-address auto), or as a Ray job: ray job submit --working-dir . -- "
+                f"fidelity {args.verb} ... --executor ray --ray-address auto")
     return None
 
 

@@ -5,10 +5,10 @@
 
 Without an address, Ray's own connection is used when this process has one (ray.init called
 before), else a local cluster on this machine's cores is started, and stopped at the end. With an
-address (`auto`, or `ray://HOST:10001`) the project root is shipped to the workers as the job's
-working directory (Ray's runtime_env working_dir, which leaves out what .gitignore names, and
-SHIP_EXCLUDES besides); so is it when the caller's own ray.init shipped one. Each task maps the
-driver's paths to its own (ray_task.py). Every worker needs the driver's Python, torch, pytest and
+address (`auto`, `HOST:6379`; not Ray Client's ray://, which cannot stream a task's start back) the
+project root is shipped to the workers as the job's working directory (Ray's runtime_env
+working_dir, which leaves out what .gitignore names, and SHIP_EXCLUDES besides); so is it when the
+caller's own ray.init shipped one. Each task maps the driver's paths to its own (ray_task.py). Every worker needs the driver's Python, torch, pytest and
 fidelity: a unit run with other versions is lost, never judged.
 
 Each task declares what it needs: one CPU, and a GPU when one of its gate instances runs on CUDA

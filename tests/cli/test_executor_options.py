@@ -52,3 +52,11 @@ def test_an_address_without_the_ray_executor_is_one_line_and_exit_2(project, arg
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [
         f"fidelity {argv[0]}: error: --ray-address ADDR is for --executor ray: add --executor ray, or drop --ray-address"]
+
+
+def test_a_ray_client_address_is_refused_with_what_to_run_instead(project):
+    out = fidelity("perturb", "P1", "--executor", "ray", "--ray-address", "ray://head:10001", cwd=project)
+    assert out.returncode == 2
+    [line] = out.stderr.strip().splitlines()
+    assert line.startswith("fidelity perturb: error: ray://head:10001: Ray Client addresses cannot stream")
+    assert "ray job submit --working-dir . -- fidelity perturb ... --executor ray --ray-address auto" in line
