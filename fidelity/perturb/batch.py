@@ -34,6 +34,7 @@ import traceback
 import pytest
 
 from fidelity.evidence import jsonio
+from fidelity.perturb import seeding
 from fidelity.perturb.pytest_plugin import ANOTHER_RED
 
 SWAP_IMPOSSIBLE = "swap_impossible"
@@ -121,6 +122,7 @@ def _serve_and_run(mutant: dict, items: dict, recorder, kills: dict | None, seco
             return
         served_by = "code_swap"
     recorder.start_over(mutant["results"])
+    seeding.seed_global_generators()  # as a patched child of its own is seeded (seeding.py)
     chosen = [items[n] for n in sorted(mutant["keep"]) if n in items]
     if kills is not None:
         # one killing gate is all a discovery child needs: the gates that killed this batch's

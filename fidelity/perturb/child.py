@@ -6,7 +6,8 @@ The job (written by the runner) is a JSON object:
   results       where the plugin writes its results JSON
   fixtures_dir  files opened under it are recorded per test (run mode)
   rootdir       pytest's rootdir (node ids are relative to it)
-  patch         null, or {"perturbation": id, "module": name, "path": file, "source": patched text}
+  patch         null, or {"perturbation": id, "module": name, "path": file, "source": patched text};
+                a patched child's global random generators are seeded (seeding.py)
   keep          optional: the node ids to run; every other test collected from `args` is
                 deselected (written to RESULTS.keep.json for the plugin)
   env           optional: {variable: value or null}, applied to os.environ before anything
@@ -50,7 +51,7 @@ def pytest_args(job: dict, keep_file: str | None = None) -> list[str]:
     if job.get("fixtures_dir"):
         args += ["--fidelity-fixtures", job["fixtures_dir"]]
     if job.get("patch"):
-        args += ["--fidelity-subject-file", job["patch"]["path"]]
+        args += ["--fidelity-subject-file", job["patch"]["path"], "--fidelity-seed"]
     if keep_file:
         args += ["--fidelity-keep", keep_file]
     if job.get("stop_gate_when_red"):

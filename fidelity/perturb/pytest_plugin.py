@@ -40,6 +40,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -47,6 +48,7 @@ import traceback
 import pytest
 
 from fidelity.evidence import jsonio
+from fidelity.perturb import seeding
 from fidelity.perturb.line_trace import LinesExecuted
 
 RESULTS_ENV = "FIDELITY_PERTURB_RESULTS"
@@ -117,6 +119,9 @@ def pytest_addoption(parser):
     group.addoption("--fidelity-trace-lines", action="append", default=[], metavar="FILE",
                     help="record, per test, the lines of FILE it executed and the functions of FILE it called "
                          "(a mutant of FILE then runs only the tests that reach its lines)")
+    group.addoption("--fidelity-seed", action="store_true", default=False,
+                    help="seed the global random generators just before the first test runs (a patched "
+                         "child: seeding.py)")
     group.addoption("--fidelity-stop-when-any-red", action="store_true", default=False,
                     help="skip every remaining instance once any gate fails by assertion (blind-spot discovery "
                          "needs one killing gate, not all of them)")
@@ -151,8 +156,19 @@ def pytest_configure(config):
                         keep=_read_keep(config.getoption("--fidelity-keep")),
                         stop_gate_when_red=config.getoption("--fidelity-stop-gate-when-red"),
                         stop_when_any_red=config.getoption("--fidelity-stop-when-any-red"),
-                        trace_lines=config.getoption("--fidelity-trace-lines"), worker=worker)
+                        trace_lines=config.getoption("--fidelity-trace-lines"), worker=worker,
+                        seed=config.getoption("--fidelity-seed"))
     config.pluginmanager.register(recorder, "fidelity-perturb-recorder")
+
+
+_ADDRESS = re.compile(r"(?<= at )0x[0-9a-fA-F]+")
+
+
+def without_addresses(message: str) -> str:
+    """`message` with the memory addresses of object reprs ("<built-in method equal of type object at
+    0x7f3e...>", as pytest's assertion rewriting prints them) as "0x..": they change in every process,
+    and a record must read the same whichever run or machine wrote it."""
+    return _ADDRESS.sub("0x..", message)
 
 
 def worker_id(config) -> str | None:
@@ -193,9 +209,10 @@ def _availability() -> list[dict] | None:
 class Recorder:
     def __init__(self, mode: str, results: str, fixtures: str | None, subject_files: list[str], rootdir: str | None = None,
                  keep: set[str] | None = None, stop_gate_when_red: bool = False, stop_when_any_red: bool = False,
-                 trace_lines: list[str] = (), worker: str | None = None):
+                 trace_lines: list[str] = (), worker: str | None = None, seed: bool = False):
         global _ACTIVE, _AUDIT_INSTALLED
         self.mode = mode
+        self.seed = seed
         self.worker = worker
         self._order: list[str] = []  # a worker's collection order: the merge restores a serial run's order
         self.keep = keep
@@ -307,6 +324,8 @@ class Recorder:
     def pytest_collection_finish(self, session):
         if self.mode == "run":  # how many will run: a watcher of the .partial file can show done / total
             self._write_partial({"event": "collected", "count": len(session.items)})
+            if self.seed:
+                seeding.seed_global_generators()
             if self.worker is not None:  # every worker collects all of them, in the same order
                 self._order = [item.nodeid for item in session.items]
             return
@@ -361,7 +380,7 @@ class Recorder:
         excinfo = call.excinfo
         if excinfo is None:
             return {"phase": call.when, "kind": "other", "exc_type": "Failed",
-                    "message": str(rep.longrepr)[:MESSAGE_LIMIT], "raised_in": None}
+                    "message": without_addresses(str(rep.longrepr))[:MESSAGE_LIMIT], "raised_in": None}
         value = excinfo.value
         frames = [(f.f_code, os.path.abspath(f.f_code.co_filename), lineno) for f, lineno in traceback.walk_tb(excinfo.tb)]
         raised_in = f"{self._rel(frames[-1][1])}:{frames[-1][2]}" if frames else None
@@ -377,7 +396,7 @@ class Recorder:
         except Exception as e:  # a broken __str__ is still a failure
             message = f"<unprintable {exc_type}: {e!r}>"
         return {"phase": call.when, "kind": "assertion" if by_test else "other", "exc_type": exc_type,
-                "message": message[:MESSAGE_LIMIT], "raised_in": raised_in}
+                "message": without_addresses(message)[:MESSAGE_LIMIT], "raised_in": raised_in}
 
     def _rel(self, path: str) -> str:
         """A path relative to pytest's rootdir where it lies inside it (POSIX separators)."""

@@ -1,0 +1,52 @@
+"""The same catalogue run twice writes the same evidence: a patched child's global generators are
+seeded (a defect that draws random numbers reads the same in every run, on any executor), an
+unpatched child's are not (a gate that reads them is still refused as flaky), and no record keeps a
+memory address (they change in every process)."""
+from __future__ import annotations
+
+from fidelity.evidence.outcome import Outcome
+from fidelity.perturb.pytest_plugin import without_addresses
+
+from .conftest import make_toy_repo
+
+DICE = "tests/toygate_dice.py"
+HALF = f"{DICE}::test_roll_is_one_half"
+RANDOM_DEFECT = {"id": "P_random", "title": "roll draws from the global generator", "target": "toysubj.dice",
+                 "edits": [{"find": "    return 0.5", "replace": "    import random\n    return random.random()"}],
+                 "gates": [HALF]}
+
+
+def _reading_of_one_run(tmp_path, name):
+    from fidelity.perturb import run
+
+    repo = make_toy_repo(tmp_path / name)
+    result = run([RANDOM_DEFECT], test_paths=[f"{DICE}::test_roll_is_one_half"], repo_root=repo,
+                 reports_dir="reports", jobs=2, timeout_s=60)
+    assert result.ok, result.error
+    [outcome] = result.perturbations[0].outcomes
+    assert outcome.outcome == Outcome.RED_BY_ASSERTION
+    return outcome.reading
+
+
+def test_a_defect_that_draws_random_numbers_reads_the_same_in_every_run(tmp_path):
+    first = _reading_of_one_run(tmp_path, "one")
+    assert 0.0 < first < 1.0
+    assert _reading_of_one_run(tmp_path, "two") == first
+
+
+def test_a_gate_reading_the_unseeded_generator_is_still_refused_as_flaky(tmp_path):
+    from fidelity.perturb import run
+
+    repo = make_toy_repo(tmp_path / "repo")
+    result = run([dict(RANDOM_DEFECT, gates=[])], test_paths=[DICE], repo_root=repo, reports_dir="reports",
+                 jobs=2, timeout_s=60)
+    assert result.error_kind == "flaky"
+    assert list(result.baseline["flaky"]) == [f"{DICE}::test_reading_from_the_global_generator"]
+
+
+def test_a_message_keeps_no_memory_address():
+    pytest_says = ("assert False\n +  where False = <built-in method equal of type object at 0x7f3ec06cea40>"
+                   "(tensor([0.5]), tensor([1.]))")
+    assert without_addresses(pytest_says) == ("assert False\n +  where False = <built-in method equal of type object "
+                                              "at 0x..>(tensor([0.5]), tensor([1.]))")
+    assert without_addresses("got 0x10 at index 3") == "got 0x10 at index 3"
