@@ -17,11 +17,13 @@ RANDOM_DEFECT = {"id": "P_random", "title": "roll draws from the global generato
 
 
 def _reading_of_one_run(tmp_path, name):
-    from fidelity.perturb import run
+    """The red reading of one run (an observation: its perturbation child is patched as a run's is,
+    after two clean runs instead of ten)."""
+    from fidelity.perturb import observe
 
     repo = make_toy_repo(tmp_path / name)
-    result = run([RANDOM_DEFECT], test_paths=[f"{DICE}::test_roll_is_one_half"], repo_root=repo,
-                 reports_dir="reports", jobs=2, timeout_s=60)
+    result = observe([RANDOM_DEFECT], test_paths=[f"{DICE}::test_roll_is_one_half"], repo_root=repo,
+                     reports_dir="reports", jobs=2, timeout_s=60)
     assert result.ok, result.error
     [outcome] = result.perturbations[0].outcomes
     assert outcome.outcome == Outcome.RED_BY_ASSERTION
@@ -35,11 +37,11 @@ def test_a_defect_that_draws_random_numbers_reads_the_same_in_every_run(tmp_path
 
 
 def test_a_gate_reading_the_unseeded_generator_is_still_refused_as_flaky(tmp_path):
-    from fidelity.perturb import run
+    from fidelity.perturb import observe
 
-    repo = make_toy_repo(tmp_path / "repo")
-    result = run([dict(RANDOM_DEFECT, gates=[])], test_paths=[DICE], repo_root=repo, reports_dir="reports",
-                 jobs=2, timeout_s=60)
+    repo = make_toy_repo(tmp_path / "repo")  # two unpatched runs are enough to tell readings apart
+    result = observe([dict(RANDOM_DEFECT, gates=[])], test_paths=[DICE], repo_root=repo, reports_dir="reports",
+                     jobs=2, timeout_s=60)
     assert result.error_kind == "flaky"
     assert list(result.baseline["flaky"]) == [f"{DICE}::test_reading_from_the_global_generator"]
 
