@@ -20,6 +20,18 @@ def stage(report, name):
     return next(s for s in report["stages"] if s["stage"] == name)
 
 
+def discovery_stage_of(root):
+    """What `fidelity check --json` at `root` reports as its discovery stage, by the stage check runs, here:
+    the rest of check (its gate suite: ~8 s a project) says nothing about blind spots. The whole command
+    runs in test_check_fails_naming_the_default_no_gate_reaches; conftest puts the project back after."""
+    from fidelity import project
+    from fidelity.check import discovery_stage
+    from fidelity.spec import load_catalogue
+
+    here = project.load(root).activate()
+    return discovery_stage.run(load_catalogue(here.specs), None, lambda *said: None)
+
+
 @pytest.fixture(scope="module")
 def discovered(tmp_path_factory):
     root = init_project(tmp_path_factory.mktemp("scratch"))
@@ -68,7 +80,7 @@ def test_check_fails_naming_the_default_no_gate_reaches(discovered):
     assert "discovery RED  unexplained blind spot mypaper.softmax:" in text.stdout and "check: RED" in text.stdout
 
 
-def test_explaining_every_blind_spot_beside_its_equation_turns_check_green(discovered, tmp_path):
+def test_explaining_every_blind_spot_beside_its_equation_turns_the_discovery_stage_green(discovered, tmp_path):
     import shutil
 
     root, _, found = discovered
@@ -81,10 +93,9 @@ def test_explaining_every_blind_spot_beside_its_equation_turns_check_green(disco
     text = spec.read_text()
     anchor = '      - "mypaper.softmax:tempered_softmax"\n'
     spec.write_text(text.replace(anchor, anchor + "    out_of_scope:\n" + entries))
-    check = fidelity("check", "--json", cwd=explained)
-    report = json.loads(check.stdout)
-    assert check.returncode == 0 and report["ok"], stage(report, "discovery")
-    [row] = stage(report, "discovery")["records"]
+    discovery = discovery_stage_of(explained)
+    assert discovery["ok"], discovery
+    [row] = discovery["records"]
     assert len(row["blind_spots"]) == len(blind)
     assert all(b["explained"] == {"kind": "out_of_scope", "reason": "the test explains it", "equation": "mypaper.eq1"}
                for b in row["blind_spots"])
@@ -100,7 +111,7 @@ def test_an_entry_naming_no_recorded_mutant_is_refused(discovered, tmp_path):
     anchor = '      - "mypaper.softmax:tempered_softmax"\n'
     spec.write_text(spec.read_text().replace(anchor, anchor + '    equivalent:\n      - mutant: "mypaper.softmax:000000000000"\n'
                                                               '        reason: "a typo"\n'))
-    problems = stage(json.loads(fidelity("check", "--json", cwd=wrong).stdout), "discovery")["problems"]
+    problems = discovery_stage_of(wrong)["problems"]
     assert any("mypaper.softmax:000000000000 is explained beside mypaper.eq1" in p and "has no such mutant" in p
                for p in problems)
 
@@ -113,8 +124,7 @@ def test_a_record_of_a_changed_module_is_stale_and_its_blind_spots_still_count(d
     shutil.copytree(root, moved)
     module = moved / "mypaper" / "softmax.py"
     module.write_text(module.read_text() + "\n# an edit\n")
-    report = json.loads(fidelity("check", "--json", cwd=moved).stdout)
-    discovery = stage(report, "discovery")
+    discovery = discovery_stage_of(moved)
     assert not discovery["ok"] and discovery["problems"]
     assert any("the record of mypaper.softmax is stale (the source of mypaper.softmax changed)" in n
                for n in discovery["notes"])
@@ -126,7 +136,7 @@ def test_a_record_moved_with_its_checkout_is_still_current(discovered, tmp_path)
     root, _, _ = discovered
     elsewhere = tmp_path / "elsewhere"
     shutil.copytree(root, elsewhere)
-    discovery = stage(json.loads(fidelity("check", "--json", cwd=elsewhere).stdout), "discovery")
+    discovery = discovery_stage_of(elsewhere)
     assert [r["current"] for r in discovery["records"]] == [True], discovery["notes"]
 
 
@@ -137,7 +147,7 @@ def test_a_corrupt_record_is_named_not_skipped(discovered, tmp_path):
     broken = tmp_path / "broken"
     shutil.copytree(root, broken)
     (broken / "reports" / "discovery" / "mypaper.softmax.json").write_text('{"schema": "fidelity.discover/1", ')
-    discovery = stage(json.loads(fidelity("check", "--json", cwd=broken).stdout), "discovery")
+    discovery = discovery_stage_of(broken)
     assert not discovery["ok"] and "mypaper.softmax.json: not readable JSON" in discovery["problems"][0]
 
 
@@ -170,11 +180,11 @@ def test_a_gate_on_another_module_leaves_the_record_current_and_an_edit_to_a_cov
     grown = tmp_path / "grown"
     shutil.copytree(root, grown)
     (grown / "tests" / "gates" / "test_unrelated.py").write_text(UNRELATED_GATE)
-    discovery = stage(json.loads(fidelity("check", "--json", cwd=grown).stdout), "discovery")
+    discovery = discovery_stage_of(grown)
     assert [r["current"] for r in discovery["records"]] == [True], discovery["notes"]
     covering = grown / "tests" / "gates" / "test_tempered_softmax.py"
     covering.write_text(covering.read_text() + "\n# an edit\n")
-    discovery = stage(json.loads(fidelity("check", "--json", cwd=grown).stdout), "discovery")
+    discovery = discovery_stage_of(grown)
     assert [r["stale_reasons"] for r in discovery["records"]] == [["the gates changed"]], discovery["notes"]
 
 
@@ -188,8 +198,8 @@ def test_of_pyproject_only_the_tables_a_gate_run_reads_can_stale_a_record(discov
     pyproject.write_text(pyproject.read_text().replace(  # the table's own line, not the comment naming it
         "\n[tool.fidelity]\n", '\n[project]\nname = "mypaper"\ndependencies = ["pytest-xdist"]\n\n[tool.fidelity]\n', 1)
         + 'report_subjects = []\n')
-    discovery = stage(json.loads(fidelity("check", "--json", cwd=grown).stdout), "discovery")
+    discovery = discovery_stage_of(grown)
     assert [r["current"] for r in discovery["records"]] == [True], discovery["notes"]
     pyproject.write_text(pyproject.read_text() + '\n[tool.pytest.ini_options]\naddopts = "-p no:randomly"\n')
-    discovery = stage(json.loads(fidelity("check", "--json", cwd=grown).stdout), "discovery")
+    discovery = discovery_stage_of(grown)
     assert [r["stale_reasons"] for r in discovery["records"]] == [["the gates changed"]], discovery["notes"]

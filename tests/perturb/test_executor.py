@@ -6,6 +6,7 @@ The losing executor is the local one with a hand on it: it hands back launch.los
 the Ray executor hands back for a dead worker or a lost node (test_ray_executor.py shows that one)."""
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import pytest
@@ -22,12 +23,15 @@ LOST = "WorkerCrashedError: the worker died unexpectedly while executing this ta
 
 
 class LosingExecutor(executor_mod.LocalExecutor):
-    """Runs units here, but loses the first try of each unit labelled in `lose` (as a dead worker would)."""
+    """Runs units here, forked from a zygote of its own as the runner's default executor does, but loses
+    the first try of each unit labelled in `lose` (as a dead worker would)."""
 
     name = "losing"
 
-    def __init__(self, lose: set[str]):
-        super().__init__(None)
+    def __init__(self, repo, lose: set[str]):
+        from fidelity.perturb.runner import shared_zygote
+
+        super().__init__(shared_zygote(repo, jobs=2), owns_zygote=True)
         self.lose, self.tries = set(lose), {}
         self._lock = threading.Lock()
 
@@ -46,10 +50,10 @@ def test_a_lost_perturbation_is_red_for_another_reason_and_a_lost_clean_run_is_r
 
     repo = make_toy_repo(tmp_path / "repo")
     perts = [p for p in toy_perturbations() if p["id"] in ("P_add", "P_exc")]
-    executor = LosingExecutor({"perturbation-P_add", "baseline-3"})
     events: list[dict] = []
-    result = run(perts, test_paths=[ARITH], repo_root=repo, reports_dir="reports", jobs=2, timeout_s=60,
-                 executor=executor, progress=events.append)
+    with contextlib.closing(LosingExecutor(repo, {"perturbation-P_add", "baseline-3"})) as executor:
+        result = run(perts, test_paths=[ARITH], repo_root=repo, reports_dir="reports", jobs=2, timeout_s=60,
+                     executor=executor, progress=events.append)
 
     # the clean run lost once ran again, and the baseline was judged on all ten
     assert executor.tries["baseline-3"] == 2
@@ -87,9 +91,9 @@ def test_a_unit_lost_because_the_run_was_interrupted_is_not_run_again(tmp_path):
     from fidelity.perturb import run
 
     repo = make_toy_repo(tmp_path / "repo")
-    executor = InterruptedExecutor({"baseline-3"})
     try:
-        with pytest.raises(launch.Stopped):
+        with contextlib.closing(InterruptedExecutor(repo, {"baseline-3"})) as executor, \
+                pytest.raises(launch.Stopped):
             run([p for p in toy_perturbations() if p["id"] == "P_add"], test_paths=[ARITH], repo_root=repo,
                 reports_dir="reports", jobs=2, timeout_s=60, executor=executor)
     finally:

@@ -65,7 +65,7 @@ def test_the_zygote_reports_what_it_holds(toy):
 def test_a_target_the_zygote_holds_is_started_cold(tmp_path, monkeypatch):
     """The zygote preloads the target itself: a warm child could not patch it (the hook refuses
     an imported module), so the runner starts that perturbation cold and it is still caught."""
-    monkeypatch.setattr(warm_start, "PRELOAD", ("toysubj.arith",))
+    monkeypatch.setattr(warm_start, "PRELOAD", (*warm_start.PRELOAD, "toysubj.arith"))  # torch too: children stay warm
     repo = make_toy_repo(tmp_path / "repo")
     p_add = next(p for p in toy_perturbations() if p["id"] == "P_add")
     r = run([p_add], test_paths=TEST_PATHS[:1], repo_root=repo, reports_dir="reports", jobs=2, timeout_s=60)
