@@ -26,9 +26,12 @@ def _copy(root, tmp_path, name):
 
 
 def _evidence_problems(root):
-    report = json.loads(fidelity("check", "--json", cwd=root).stdout)
+    """check's report (--json-file) and its evidence stage's problems with records; the report's text
+    lines, what the terminal got from the same run, under "text"."""
+    check = fidelity("check", "--json-file", str(root / "check.json"), cwd=root)
+    report = json.loads((root / "check.json").read_text())
     stage = next(s for s in report["stages"] if s["stage"] == "evidence")
-    return report, [p for p in stage["problems"] if p.startswith("evidence record ")]
+    return {**report, "text": check.stdout}, [p for p in stage["problems"] if p.startswith("evidence record ")]
 
 
 def test_a_truncated_record_turns_check_red_naming_it_and_perturb_stale_re_creates_it(accepted, tmp_path):
@@ -40,7 +43,7 @@ def test_a_truncated_record_turns_check_red_naming_it_and_perturb_stale_re_creat
     assert not report["ok"] and len(problems) == 1, problems
     assert problems[0].startswith(f"evidence record {name} is not valid (not JSON (truncated?)")
     assert problems[0].endswith("run `fidelity perturb --stale` to re-create it")
-    assert "check: RED" in fidelity("check", cwd=root).stdout
+    assert "check: RED" in report["text"] and name in report["text"]
     assert fidelity("perturb", "--stale", cwd=root).returncode == 0
     assert json.loads(victim.read_text())["schema"] == SCHEMA
     report, problems = _evidence_problems(root)
