@@ -110,7 +110,8 @@ def run(cat, args, say) -> dict:
                 "equations": [], "gates": []}
     say(f"subject   {subject.name} ({ref}): {subject.description}")
     say("gates     running the gate suite on this subject alone ...")
-    data = gates_stage.run_gate_suite(env={registry.EXTRA_ENV: ref, registry.ONLY_ENV: subject.name})
+    data = gates_stage.run_gate_suite(env={registry.EXTRA_ENV: ref, registry.ONLY_ENV: subject.name},
+                                      jobs=getattr(args, "jobs", None))
     if data["returncode"] not in (0, 1):
         raise RuntimeError(f"the gate run did not complete (pytest exit {data['returncode']}):\n{data['output_tail'][-1500:]}")
     rows = gates_stage.summarise(data["items"])

@@ -24,7 +24,8 @@ SINKHORN_EQUATIONS = {"mhc.eq6", "mhc.eq9", "mhc.table5.tmax"}
 def _check(variant: str) -> tuple[int, dict, str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
     proc = subprocess.run([sys.executable, "-m", "fidelity", "check", "--subject", f"newcomer_adapter:{variant}",
-                           "--json"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+                           "--json", "--jobs", "1"],  # four checks side by side: a process each is enough
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"{variant}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
     return proc.returncode, json.loads(proc.stdout), proc.stderr
 
@@ -84,3 +85,27 @@ def test_a_float64_output_for_float32_input_is_a_finding_of_its_own(runs):
     assert not any(F64.search(f["nodeid"]) for f in findings)      # float64 in, float64 out: no cast
     assert not any(e["errors"] for e in eqs.values())
     assert "finding  " in _text(runs["SILENT_CAST"]) and "silent cast: float32 in, float64 out" in _text(runs["SILENT_CAST"])
+
+
+class _SuiteAsked(Exception):
+    pass
+
+
+def test_jobs_sets_the_processes_of_a_subjects_gate_run(monkeypatch):
+    from argparse import Namespace
+
+    from fidelity.check import conformance, gates_stage
+
+    asked = []
+
+    def suite(**options):
+        asked.append(options.get("jobs"))
+        raise _SuiteAsked
+
+    monkeypatch.syspath_prepend(str(HERE))
+    monkeypatch.setattr(gates_stage, "run_gate_suite", suite)
+    for jobs in (1, 3, None):
+        with pytest.raises(_SuiteAsked):
+            conformance.run(None, Namespace(subject="newcomer_adapter:SUBJECT", strict=False, jobs=jobs),
+                            lambda *said: None)
+    assert asked == [1, 3, None]
