@@ -8,7 +8,7 @@ from fidelity.perturb import executor as executor_mod
 from fidelity.perturb import launch, ray_task
 
 MAPPING = {"/driver/project": "/worker/copy", "/driver/project/.venv/lib/site": "/worker/site",
-           "/tmp/fidelity-perturb-x": "/tmp/fidelity-ray-y"}
+           "/driver/scratch": "/worker/scratch"}
 
 
 def test_every_path_under_a_mapped_folder_moves_and_nothing_else_does():
@@ -16,7 +16,7 @@ def test_every_path_under_a_mapped_folder_moves_and_nothing_else_does():
            "args": ["tests/gates/test_a.py::test_b", "/driver/project/tests/x.py"],
            "patch": {"path": "/driver/project/.venv/lib/site/pkg/mod.py", "module": "pkg.mod",
                      "source": "ROOT = '/driver/project'\n"},
-           "mutants": [{"results": "/tmp/fidelity-perturb-x/batch-results/m1.json"}],
+           "mutants": [{"results": "/driver/scratch/batch-results/m1.json"}],
            "lines_executed": {"/driver/project/pkg/mod.py": [3, 4]},
            "env": {"OTHER": "/driver/projectile"}}
     moved = ray_task.relocate(job, MAPPING)
@@ -24,7 +24,7 @@ def test_every_path_under_a_mapped_folder_moves_and_nothing_else_does():
     assert moved["args"] == ["tests/gates/test_a.py::test_b", "/worker/copy/tests/x.py"]
     assert moved["patch"]["path"] == "/worker/site/pkg/mod.py"  # the longest folder first
     assert moved["patch"]["source"] == "ROOT = '/driver/project'\n"  # code is never rewritten
-    assert moved["mutants"][0]["results"] == "/tmp/fidelity-ray-y/batch-results/m1.json"
+    assert moved["mutants"][0]["results"] == "/worker/scratch/batch-results/m1.json"
     assert moved["lines_executed"] == {"/worker/copy/pkg/mod.py": [3, 4]}  # keys too
     assert moved["env"] == {"OTHER": "/driver/projectile"}  # a longer name is not under the folder
     back = ray_task.relocate(moved, {new: old for old, new in MAPPING.items()})
