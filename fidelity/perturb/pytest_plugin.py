@@ -171,6 +171,26 @@ def without_addresses(message: str) -> str:
     return _ADDRESS.sub("0x..", message)
 
 
+def shown_path(path: str, rootdir: str | None, installed: list[str] | None = None) -> str:
+    """`path` as a record names it (POSIX separators): an installed file relative to the deepest installation
+    folder holding it (site-packages, the standard library: "torch/nn/functional.py"), even where a venv lies
+    inside the project; else relative to `rootdir` when inside it; else as it is. Where packages are installed
+    differs between machines and venvs, and a record must read the same whichever of them wrote it."""
+    folders = [os.path.join(os.path.abspath(f), "") for f in (_installation_folders() if installed is None
+                                                             else installed)]
+    holding = max((f for f in folders if path.startswith(f)), key=len, default=None)
+    if holding is None and rootdir and path.startswith(rootdir):
+        holding = rootdir
+    return path if holding is None else path[len(holding):].replace(os.sep, "/")
+
+
+def _installation_folders() -> list[str]:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return [paths[k] for k in ("purelib", "platlib", "stdlib", "platstdlib") if k in paths]
+
+
 def worker_id(config) -> str | None:
     """This process's pytest-xdist worker id ("gw0", ...), or None when it is not a worker."""
     return getattr(config, "workerinput", {}).get("workerid")
@@ -383,7 +403,7 @@ class Recorder:
                     "message": without_addresses(str(rep.longrepr))[:MESSAGE_LIMIT], "raised_in": None}
         value = excinfo.value
         frames = [(f.f_code, os.path.abspath(f.f_code.co_filename), lineno) for f, lineno in traceback.walk_tb(excinfo.tb)]
-        raised_in = f"{self._rel(frames[-1][1])}:{frames[-1][2]}" if frames else None
+        raised_in = f"{shown_path(frames[-1][1], self.rootdir)}:{frames[-1][2]}" if frames else None
         by_test = (
             call.when == "call"
             and isinstance(value, AssertionError)
@@ -397,12 +417,6 @@ class Recorder:
             message = f"<unprintable {exc_type}: {e!r}>"
         return {"phase": call.when, "kind": "assertion" if by_test else "other", "exc_type": exc_type,
                 "message": without_addresses(message)[:MESSAGE_LIMIT], "raised_in": raised_in}
-
-    def _rel(self, path: str) -> str:
-        """A path relative to pytest's rootdir where it lies inside it (POSIX separators)."""
-        if self.rootdir and path.startswith(self.rootdir):
-            return path[len(self.rootdir):].replace(os.sep, "/")
-        return path
 
     def _raised_by_test(self, item, frames) -> bool:
         fn = getattr(item, "obj", None)

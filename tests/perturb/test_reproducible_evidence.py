@@ -1,11 +1,14 @@
 """The same catalogue run twice writes the same evidence: a patched child's global generators are
 seeded (a defect that draws random numbers reads the same in every run, on any executor), an
 unpatched child's are not (a gate that reads them is still refused as flaky), and no record keeps a
-memory address (they change in every process)."""
+memory address (they change in every process) nor the folder a package is installed in (it changes
+between machines and venvs)."""
 from __future__ import annotations
 
+import os
+
 from fidelity.evidence.outcome import Outcome
-from fidelity.perturb.pytest_plugin import without_addresses
+from fidelity.perturb.pytest_plugin import shown_path, without_addresses
 
 from .conftest import make_toy_repo
 
@@ -52,3 +55,18 @@ def test_a_message_keeps_no_memory_address():
     assert without_addresses(pytest_says) == ("assert False\n +  where False = <built-in method equal of type object "
                                               "at 0x..>(tensor([0.5]), tensor([1.]))")
     assert without_addresses("got 0x10 at index 3") == "got 0x10 at index 3"
+
+
+def test_a_file_of_an_installed_package_is_named_as_imported_even_from_a_venv_inside_the_project(tmp_path):
+    import sysconfig
+
+    import torch.nn.functional
+
+    site = sysconfig.get_paths()["purelib"]
+    venv_inside = os.path.join(os.path.dirname(site), "")  # a project holding the venv, as a checkout's .venv
+    for rootdir in (str(tmp_path) + os.sep, venv_inside):
+        assert shown_path(torch.nn.functional.__file__, rootdir) == "torch/nn/functional.py"
+    assert shown_path(str(tmp_path / "tests" / "g.py"), str(tmp_path) + os.sep) == "tests/g.py"
+    assert shown_path("/venv/lib/site/pkg/mod.py", None, ["/venv/lib", "/venv/lib/site"]) == "pkg/mod.py"  # deepest
+    assert shown_path("/venv/lib/sitex/mod.py", None, ["/venv/lib/site"]) == "/venv/lib/sitex/mod.py"  # not a prefix
+    assert shown_path("/elsewhere/mod.py", "/project/", ["/venv/lib/site"]) == "/elsewhere/mod.py"
