@@ -15,7 +15,8 @@ GATE_CLASSES: dict[str, str] = {
     "gradient_reach": "every input and parameter receives a non-zero gradient (a detached path reads zero)",
     "gradients_from_oracle": "the subject's gradients equal the oracle's exact or 40-digit Jacobian",
     "parameters_alive": "moving each parameter moves the output by at least half what the oracle says",
-    "stateless": "the same call twice, and one object reused over 1000 calls, give bit-identical results",
+    "stateless": "one object called on A, on other inputs, then on A again gives A's bits "
+                 "and leaves its state as after the first A",
     "dtype_device": "every floating output keeps the input's dtype and device",
 }
 """class name -> the promise, one line (the ledger prints it beside the coverage table)."""

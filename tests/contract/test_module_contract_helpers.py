@@ -6,7 +6,6 @@ from fidelity.gates.gate_classes import GATE_CLASSES, UnknownGateClass, applies,
 from fidelity.gates.gradient_reach import assert_gradients_reach, dead_gradients
 from fidelity.gates.jacobians import assert_gradcheck_every_tensor
 from fidelity.gates.parameters_alive import assert_moves_output
-from fidelity.gates.statelessness import assert_same_bits_every_call
 
 
 class Affine(torch.nn.Module):
@@ -71,18 +70,6 @@ def test_a_parameter_with_no_effect_moves_the_output_by_nothing():
         else:
             with pytest.raises(AssertionError, match="change"):
                 assert_moves_output(before, m(x), oracle, what="scale")
-
-
-def test_an_object_that_drifts_after_some_calls_is_named_with_the_first_call_that_differs():
-    calls = {"n": 0}
-
-    def drifting():
-        calls["n"] += 1
-        return torch.tensor([1.0 if calls["n"] < 700 else 1.0 + 1e-12], dtype=torch.float64)
-
-    with pytest.raises(AssertionError, match="first at call 700"):
-        assert_same_bits_every_call(drifting, what="drifting")
-    assert assert_same_bits_every_call(lambda: torch.tensor([float("nan"), 2.0]), what="nan in place") == 0
 
 
 def test_gate_classes_refuse_an_unknown_name_and_know_what_applies_to_a_function():

@@ -1,12 +1,17 @@
-"""Gates (stateless): one loop model, reused, gives the same bits; switching arms and back changes nothing.
+"""Gates (stateless): one loop model, reused, keeps no state; switching arms and back changes nothing.
 
-- The same forward on ONE model over 1001 calls (fidelity.gates.statelessness.REUSE_CALLS), every arm graph:
-  a step counter, a cache or a buffer updated in forward makes a reused model drift; gates that build a fresh
-  model per case never see it.
-- set_arm round trips: logits at arm a, then set_arm(b) and a forward, then set_arm(a): the same bits as before,
-  for every ordered pair a != b. The model is built with non-default settings (GELU, the l2 score convention,
-  the paper mHC layout with 4 streams, 3 HC streams, attnres_eps 1e-3, t_max 5), so a set_arm that rebuilds
-  the configuration or the arms from defaults, or that leaves state of arm b behind, is seen.
+Both gates call A, B, A on ONE model (fidelity.gates.statelessness): both A results must agree bit
+for bit, B must not get A's, and the model's parameters, buffers and attributes (its config among
+them), the implementation modules and the global RNGs must be as they were after the first A.
+- The same forward, every arm graph: A on seeded tokens, B on other seeded tokens of the same shape.
+  A step counter, a cache or a buffer updated in forward makes a reused model drift; it shows in
+  the state after three calls, though it might change the logits only after a thousand; gates
+  that build a fresh model per case never see it.
+- set_arm round trips: A is the logits at arm a; B is set_arm(b), a forward on other tokens,
+  set_arm(a); for every ordered pair a != b. The model is built with non-default settings (GELU, the
+  l2 score convention, the paper mHC layout with 4 streams, 3 HC streams, attnres_eps 1e-3, t_max 5),
+  so a set_arm that rebuilds the configuration or the arms from defaults, or that leaves state of
+  arm b behind, is seen.
 """
 import itertools
 import typing
@@ -14,8 +19,9 @@ import typing
 import pytest
 import torch
 
-from fidelity.gates.statelessness import assert_same_bits_every_call
+from fidelity.gates.statelessness import assert_stateless
 
+MECH = "loop_model"
 ARMS = ("rezero", "attnres", "mhc", "hc")
 GRAPHS = {
     "rezero": dict(arm="rezero"),
@@ -31,37 +37,38 @@ EQUATIONS = ["attnres.placement_loop", "mhc.eq3", "hc.eq5"]
 
 
 def build(subject, device, **config):
-    factory = subject.get("loop_model")
+    factory = subject.get(MECH)
     config_type = typing.get_type_hints(factory.__init__)["config"]
     return factory(config_type(**config), torch.Generator().manual_seed(41), device=device)
 
 
-def tokens(device):
-    return torch.randint(0, 16, (2, 5), generator=torch.Generator().manual_seed(42)).to(device)
+def tokens(device, seed=42):
+    return torch.randint(0, 16, (2, 5), generator=torch.Generator().manual_seed(seed)).to(device)
 
 
-@pytest.mark.gate(equations=EQUATIONS, mechanism="loop_model", gate_class="stateless")
+@pytest.mark.gate(equations=EQUATIONS, mechanism=MECH, gate_class="stateless")
 @pytest.mark.parametrize("graph", list(GRAPHS))
-def test_one_model_reused_over_1001_calls_gives_the_same_logits(subject, device, graph):
-    """Reading: the number of calls whose logits differ from the first call's in any bit (must be 0)."""
+def test_one_model_called_after_other_tokens_gives_the_same_logits(subject, device, graph):
+    """Reading: the number of logit tensors and state entries that differ (must be 0)."""
     model = build(subject, device, **GRAPHS[graph])
-    toks = tokens(device)
-    assert_same_bits_every_call(lambda: tuple(model(toks)), what=f"{graph} graph of the loop model, one object")
+    toks, other = tokens(device), tokens(device, seed=43)
+    assert_stateless(lambda: tuple(model(toks)), lambda: tuple(model(other)), modules={"model": model},
+                     implementation=subject.modules.get(MECH, ()), what=f"{graph} graph of the loop model, one object")
 
 
-@pytest.mark.gate(equations=EQUATIONS, mechanism="loop_model", gate_class="stateless")
+@pytest.mark.gate(equations=EQUATIONS, mechanism=MECH, gate_class="stateless")
 @pytest.mark.parametrize("a,b", list(itertools.permutations(ARMS, 2)), ids=lambda v: v)
 def test_set_arm_there_and_back_gives_the_same_bits(subject, device, a, b):
-    """Reading: the number of logit tensors that differ in any bit after set_arm(b); forward; set_arm(a)."""
+    """Reading: the number of logit tensors and state entries that differ after set_arm(b); forward; set_arm(a)."""
     model = build(subject, device, arm=a, **NON_DEFAULT)
-    toks = tokens(device)
-    calls = iter(range(3))
+    toks, other = tokens(device), tokens(device, seed=43)
 
-    def call():
-        if next(calls) == 1:  # between the first call and the second: visit arm b and come back
-            model.set_arm(b)
-            model(toks)
-            model.set_arm(a)
-        return tuple(model(toks))
+    def visit_b():  # between the first call and the second: visit arm b and come back
+        model.set_arm(b)
+        logits = tuple(model(other))
+        model.set_arm(a)
+        return logits
 
-    assert_same_bits_every_call(call, calls=2, what=f"arm {a} before and after set_arm({b!r}) and back")
+    assert_stateless(lambda: tuple(model(toks)), visit_b, modules={"model": model},
+                     implementation=subject.modules.get(MECH, ()),
+                     what=f"arm {a} before and after set_arm({b!r}) and back")

@@ -1,35 +1,60 @@
-"""Gates: the Sinkhorn projection is stateless: the same call twice, and 1001 times, gives the same bits.
+"""Gates: the Sinkhorn projection is stateless: the same call after a call on other logits gives the same bits.
 
 A module-level iteration counter, a warm start from the previous call's scalings, or a cache
-keyed on the wrong thing makes a function's answer depend on what was called before it. Input:
-a seeded 4x4 at logit scale 6 (M(20) unconverged, so a changed number of steps or another
-starting point changes the output). "Twice" runs in both dtypes; the 1001-call instance in
-float64 only (under the Triton CPU interpreter a call costs ~6 ms: one dtype keeps it ~6 s).
-Each route the subject has (torch: autograd and manual; Triton: manual) is its own instance.
+keyed on the wrong thing makes a function's answer depend on what was called before it.
+fidelity.gates.statelessness calls A, then B (other logits of the same shape and dtype), then A
+again: A's two results must agree bit for bit, B must not get A's result, and the state of the
+subject's Sinkhorn modules (their globals, attributes on their functions and classes) and the
+global RNGs must be what it was after the first A, so a counter that would act only at its 500th
+call is seen on the third. Input A: a seeded 4x4 at logit scale 6 (M(20) unconverged, so a changed
+number of steps or another starting point changes the output); B: another seed, the same scale.
+Both dtypes, the forward alone and the forward with its gradient (a counter in a hand-written
+backward is state too); each route the subject has (torch: autograd and manual; Triton: manual)
+is its own instance.
 """
 import pytest
 import torch
 
-from fidelity.gates.statelessness import REUSE_CALLS, assert_same_bits_every_call
+from fidelity.gates.statelessness import assert_stateless
 
 ROUTES = ["autograd", "manual"]
-CASES = [("f32", torch.float32, 2), ("f64", torch.float64, 2), ("f64", torch.float64, REUSE_CALLS)]
+DTYPES = [pytest.param(torch.float32, id="f32"), pytest.param(torch.float64, id="f64")]
+WITH_BACKWARD = [pytest.param(False, id="forward"), pytest.param(True, id="with_backward")]
 LOGIT_SCALE = 6.0  # as test_sinkhorn_gradients.py: M(20) still unconverged (column defects 1e-4 .. 4e-2)
+SEED_A, SEED_B = 14005, 14006
 
 
-def _logits(dtype, device):
-    g = torch.Generator().manual_seed(14005)
-    return (torch.randn(4, 4, generator=g, dtype=torch.float64) * LOGIT_SCALE).to(dtype=dtype, device=device)
+def _logits_and_cotangent(seed, dtype, device, requires_grad):
+    g = torch.Generator().manual_seed(seed)
+    logits = (torch.randn(4, 4, generator=g, dtype=torch.float64) * LOGIT_SCALE).to(dtype=dtype, device=device)
+    cotangent = torch.randn(4, 4, generator=g, dtype=torch.float64).to(dtype=dtype, device=device)
+    return logits.requires_grad_(requires_grad), cotangent
 
 
 @pytest.mark.gate(equations=["mhc.eq9"], mechanism="sinkhorn", gate_class="stateless")
-@pytest.mark.parametrize("dtype_id,dtype,calls", CASES, ids=[f"{d}-{c}calls" for d, _, c in CASES])
+@pytest.mark.parametrize("with_backward", WITH_BACKWARD)
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("backward", ROUTES)
-def test_the_same_call_repeated_gives_the_same_bits(subject, device, backward, dtype_id, dtype, calls):
-    """sinkhorn(logits, backward=route) with the default t_max, `calls` times: every result equal to the first."""
+def test_the_same_call_repeated_gives_the_same_bits(subject, device, backward, dtype, with_backward):
+    """sinkhorn(logits, backward=route) with the default t_max, called on A's logits, on B's, on A's again:
+    the output (and the gradient of <output, cotangent> for the logits) of both A calls identical, bit for
+    bit, and no state of the implementation changed by B and the second A."""
     if not subject.supports("sinkhorn", backward):
         pytest.skip(f"subject {subject.name} has no {backward!r} backward route for sinkhorn")
     fn = subject.get("sinkhorn")
-    logits = _logits(dtype, device)
-    assert_same_bits_every_call(lambda: fn(logits, backward=backward), calls=calls,
-                                what=f"sinkhorn ({backward} route, {dtype_id}), called {calls} times")
+
+    def call_on(seed):
+        logits, cotangent = _logits_and_cotangent(seed, dtype, device, with_backward)
+
+        def call():
+            with torch.enable_grad():
+                out = fn(logits, backward=backward)
+                if not with_backward:
+                    return {"output": out}
+                (grad,) = torch.autograd.grad((out * cotangent).sum(), logits)
+            return {"output": out, "d logits": grad}
+        return call
+
+    assert_stateless(call_on(SEED_A), call_on(SEED_B), implementation=subject.modules.get("sinkhorn", ()),
+                     what=f"sinkhorn ({backward} route, {str(dtype)[6:]}, "
+                          f"{'with' if with_backward else 'without'} a backward)")

@@ -1,0 +1,198 @@
+"""assert_stateless (A, B, A and a snapshot of state) is red on each kind of kept state, and green on what is not.
+
+Red: a counter on a module, a counter on a function object, a module-level list that grows (each
+seen in the snapshot after three calls, though it would change no output until its 500th), a
+cache keyed on the shape (B gets A's result) and a warm start from the previous call (A's second
+result differs): those two kept in an object the snapshot reads by type only, so the outputs alone
+show them. Green: a set-up on the first call (a kernel built per dtype and shape), a third-party
+cache that fills on every call, NaN in the same place.
+"""
+import sys
+import textwrap
+import types
+
+import pytest
+import torch
+
+from fidelity.gates.compare import GateFailure
+from fidelity.gates.statelessness import assert_stateless
+
+IMPL = "fidelity_fake_stateful_impl"
+SOURCE = textwrap.dedent('''
+    import torch
+
+    _CALLS = []
+    _KERNELS = {}
+    memo = None  # set by the test: an object of a class defined elsewhere (a third party's)
+    jit = None
+
+
+    def counted(x):
+        counted.calls = getattr(counted, "calls", 0) + 1
+        return x * (2.0 if counted.calls % 500 else 3.0)
+
+
+    def logged(x):
+        _CALLS.append(x.shape)
+        return x * (2.0 if len(_CALLS) < 500 else 3.0)
+
+
+    def cached_by_shape(x):
+        key = (tuple(x.shape), x.dtype)
+        if key not in memo.table:
+            memo.table[key] = x * 2.0
+        return memo.table[key]
+
+
+    def warm_started(x):
+        previous = memo.table.get("previous")
+        out = x * 2.0 if previous is None else x * 2.0 + 1e-3 * previous
+        memo.table["previous"] = out
+        return out
+
+
+    class Kernel:
+        def __init__(self, dtype):
+            self.dtype, self.scale = dtype, torch.tensor(2.0, dtype=dtype)
+
+        def __call__(self, x):
+            return x * self.scale
+
+
+    def lazily_built(x):
+        key = (x.dtype, tuple(x.shape))
+        if key not in _KERNELS:
+            _KERNELS[key] = Kernel(x.dtype)  # built on the first call, kept for every later one
+        return _KERNELS[key](x)
+
+
+    def jitted(x):
+        return jit(x)
+
+
+    def logarithm(x):
+        return torch.log(x)
+''')
+
+
+class Memo:
+    """A third party's object: the snapshot reads it by its type alone."""
+
+    def __init__(self):
+        self.table = {}
+
+
+class ThirdPartyJIT:
+    """Like a triton JITFunction: a compile cache that fills as it meets new arguments."""
+
+    def __init__(self):
+        self.cache = {}
+
+    def __call__(self, x):
+        self.cache[tuple(x.reshape(-1).tolist())] = "compiled"
+        return x * 2.0
+
+
+class Counting(torch.nn.Module):
+    """A counter kept on the module, or a buffer updated in forward."""
+
+    def __init__(self, keep: str):
+        super().__init__()
+        self.keep = keep
+        self.w = torch.nn.Parameter(torch.tensor([1.5, -0.5], dtype=torch.float64))
+        self.register_buffer("running", torch.zeros(2, dtype=torch.float64))
+
+    def forward(self, x):
+        if self.keep == "counter":
+            self._calls = getattr(self, "_calls", 0) + 1
+            return x * self.w * (1.0 if self._calls < 500 else 1.001)
+        with torch.no_grad():
+            self.running.mul_(0.9).add_(0.1 * x.mean(0))
+        return x * self.w
+
+
+class LazyModule(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.tensor([1.5, -0.5], dtype=torch.float64))
+
+    def forward(self, x):
+        if not hasattr(self, "_table"):
+            self._table = torch.arange(x.shape[-1], dtype=x.dtype)  # set up on the first call
+        return x * self.w + self._table
+
+
+@pytest.fixture
+def impl(monkeypatch):
+    module = types.ModuleType(IMPL)
+    exec(compile(SOURCE, f"<{IMPL}>", "exec"), module.__dict__)
+    module.memo, module.jit = Memo(), ThirdPartyJIT()
+    monkeypatch.setitem(sys.modules, IMPL, module)
+    return module
+
+
+def _x(seed):
+    return torch.randn(2, 2, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+def _red(fn, *, modules=()):
+    """The GateFailure of A = fn(x_a), B = fn(x_b) under the helper."""
+    xa, xb = _x(1), _x(2)
+    with pytest.raises(GateFailure) as failure:
+        assert_stateless(lambda: fn(xa), lambda: fn(xb), what="subject", modules=modules, implementation=[IMPL])
+    return failure.value
+
+
+@pytest.mark.parametrize("keep,path", [("counter", "state module._calls: int 1 -> int 3"),
+                                       ("buffer", "state module.running: float64[2] cpu")])
+def test_a_counter_or_a_buffer_kept_on_a_module_is_named_in_the_state(keep, path):
+    module = Counting(keep)
+    failure = _red(module, modules={"module": module})
+    assert path in str(failure) and failure.reading == 1
+
+
+def test_a_counter_on_a_function_object_is_named_in_the_state(impl):
+    failure = _red(impl.counted)
+    assert f"state {IMPL}:counted.calls: int 1 -> int 3" in str(failure) and failure.reading == 1
+
+
+def test_a_module_level_list_that_grows_is_named_entry_by_entry(impl):
+    failure = _red(impl.logged)
+    message = str(failure)
+    assert f"state {IMPL}:_CALLS: list of 1 -> list of 3" in message
+    assert f"state {IMPL}:_CALLS[1]: (absent) -> Size torch.Size([2, 2])" in message
+    assert f"state {IMPL}:_CALLS[2]: (absent)" in message and failure.reading == 3
+
+
+def test_a_cache_keyed_on_the_shape_gives_b_the_result_of_a(impl):
+    failure = _red(impl.cached_by_shape)
+    assert "B (other inputs) returned A's results bit for bit" in str(failure) and failure.reading == 1
+
+
+def test_a_warm_start_from_the_previous_call_changes_the_second_result_of_a(impl):
+    failure = _red(impl.warm_started)
+    assert "output (float64[2, 2] cpu): 4 of 4 elements differ, first at (0, 0)" in str(failure)
+    assert failure.reading == 1
+
+
+@pytest.mark.parametrize("how", ["function", "module"])
+def test_a_set_up_on_the_first_call_is_not_state(impl, how):
+    fn = LazyModule() if how == "module" else impl.lazily_built
+    xa, xb = _x(1), _x(2)
+    assert assert_stateless(lambda: fn(xa), lambda: fn(xb), what="lazy", modules=[fn] if how == "module" else (),
+                            implementation=[IMPL]) == 0
+
+
+def test_a_third_party_cache_that_fills_on_every_call_is_not_state(impl):
+    xa, xb = _x(1), _x(2)
+    assert assert_stateless(lambda: impl.jitted(xa), lambda: impl.jitted(xb), what="jit", implementation=[IMPL]) == 0
+    assert len(impl.jit.cache) == 2  # it did fill: A's arguments, then B's
+
+
+def test_nan_in_the_same_place_is_equal_and_nan_that_moves_is_not(impl):
+    xa, xb = torch.tensor([-1.0, 2.0]), torch.tensor([3.0, -4.0])
+    assert assert_stateless(lambda: impl.logarithm(xa), lambda: impl.logarithm(xb), what="nan",
+                            implementation=[IMPL]) == 0
+    flips = iter([xa, xa.flip(0)])
+    with pytest.raises(GateFailure, match=r"2 of 2 elements differ, first at \(0,\): nan then 0.69"):
+        assert_stateless(lambda: impl.logarithm(next(flips)), lambda: impl.logarithm(xb), what="nan moves")
