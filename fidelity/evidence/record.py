@@ -17,7 +17,9 @@ A record (SCHEMA "fidelity.perturb.evidence/1"), as written to JSON:
                  message, raised_in, skip_reason, readings
   green_after    the gate passed again without the patch, in the run after
   clean_runs     unpatched runs of the gate's instances before the patch, each in its own
-                 child, all green with bit-identical readings (fidelity.perturb.clean_runs)
+                 child, all green with bit-identical readings (fidelity.perturb.clean_runs),
+                 counted up to CLEAN_RUNS: kept runs under the same inputs key count
+                 (fidelity.perturb.clean_run_store), so the record is the same however many
   patch_served   times the child imported the patched module (0: no gate
                  imported the target; null: no child ran)
   hashes         {"gate_file": sha256, "target_source": sha256 of the ORIGINAL

@@ -5,7 +5,9 @@ happens to be unlucky. So acceptance needs CLEAN_RUNS unpatched runs of the gate
 in a separate child, all green and with bit-identical readings. A gate failing in half of all
 processes passes all of them with probability 0.5 ** CLEAN_RUNS = 1/1024: it is refused with
 probability 1 - 1/1024 > 0.999 (`refusal_probability`). The count is recorded in each evidence
-record (`clean_runs`), so it is paid again only when the record goes stale.
+record (`clean_runs`), and each instance's clean runs are kept under the key of everything the run
+read (clean_run_inputs.py, clean_run_store.py): a later run whose key matches counts them and runs
+only what is missing, so they are paid again only when an input changes.
 
 An observation (discover) expects nothing and writes no evidence: OBSERVATION_RUNS suffice to set
 aside a gate that is red unperturbed and to see that readings repeat.
@@ -15,6 +17,8 @@ some (flaky, with the counts), or green everywhere with readings that move betwe
 its numbers are not reproducible, even though it passes).
 """
 from __future__ import annotations
+
+from typing import Mapping
 
 from fidelity.evidence.record import CLEAN_RUNS  # the acceptance rule's number lives with the rule
 
@@ -27,33 +31,43 @@ def refusal_probability(fail_probability: float, runs: int = CLEAN_RUNS) -> floa
     return 1.0 - (1.0 - fail_probability) ** runs
 
 
-def judge(red: dict[str, list[int]], readings: list[dict[str, object]], runs: int) -> dict:
-    """The verdict over `runs` unpatched runs.
+def judge(red: dict[str, list[int]], readings: list[dict[str, object]], runs: int | Mapping[str, int],
+          labels: list[str] | None = None) -> dict:
+    """The verdict over the unpatched runs.
 
     red: gate -> the (0-based) runs in which it was not green; readings: per run, node id -> its
-    encoded readings (NaN is the string "NaN", so it equals itself). Returns {"red": [gates red in
-    every run], "flaky": {gate: [...]}}, where a flaky gate has either {"red_in", "of"} (red in some
-    runs only) or {"nodeid", "first", "then", "run"} entries (a reading that moved)."""
-    always = sorted(g for g, seen in red.items() if len(set(seen)) == runs)
+    encoded readings (NaN is the string "NaN", so it equals itself), only for the instances that run
+    ran (runs may run different instances: one with kept clean runs needs fewer new ones); runs: how
+    many runs there were, or per gate how many of them ran it (kept ones included); labels: how a
+    run is named in the verdict (default "run k"). Returns {"red": [gates red in every run],
+    "flaky": {gate: [...]}}, where a flaky gate has either {"red_in", "of"} (red in some runs only)
+    or {"nodeid", "first", "then", "run", "first_run"} entries (a reading that moved; the runs are
+    1-based positions in `readings`)."""
+    ran = (lambda g: runs) if isinstance(runs, int) else (lambda g: runs.get(g, 0))
+    always = sorted(g for g, seen in red.items() if len(set(seen)) == ran(g))
     flaky: dict[str, list[dict]] = {}
     for g, seen in sorted(red.items()):
         if g not in always:
-            flaky[g] = [{"red_in": len(set(seen)), "of": runs}]
-    if not red and readings:
-        first = readings[0]
-        for k, later in enumerate(readings[1:], start=2):
-            for nodeid in sorted(set(first) | set(later)):
-                if first.get(nodeid) != later.get(nodeid):
-                    gate = nodeid.split("[", 1)[0]
-                    if not any(e.get("nodeid") == nodeid for e in flaky.get(gate, [])):
-                        flaky.setdefault(gate, []).append({"nodeid": nodeid, "first": first.get(nodeid),
-                                                           "then": later.get(nodeid), "run": k})
+            flaky[g] = [{"red_in": len(set(seen)), "of": ran(g)}]
+    if not red:
+        first_seen: dict[str, tuple[int, object]] = {}
+        for k, run in enumerate(readings, start=1):
+            for nodeid, value in sorted(run.items()):
+                if nodeid not in first_seen:
+                    first_seen[nodeid] = (k, value)
+                    continue
+                k0, first = first_seen[nodeid]
+                gate = nodeid.split("[", 1)[0]
+                if first != value and not any(e.get("nodeid") == nodeid for e in flaky.get(gate, [])):
+                    flaky.setdefault(gate, []).append({"nodeid": nodeid, "first": first, "then": value, "run": k,
+                                                       "first_run": k0})
     return {"red": always, "flaky": dict(sorted(flaky.items()))}
 
 
-def describe(gate: str, entries: list[dict]) -> str:
-    """One flaky gate in words, for the run's error."""
+def describe(gate: str, entries: list[dict], labels: list[str] | None = None) -> str:
+    """One flaky gate in words, for the run's error (`labels`: as judge was given them)."""
     e = entries[0]
     if "red_in" in e:
         return f"{gate}: red in {e['red_in']} of {e['of']} unpatched runs"
-    return f"{gate}: {e['nodeid']} read {e['first']} in run 1 and {e['then']} in run {e['run']}"
+    name = (lambda k: labels[k - 1]) if labels else (lambda k: f"run {k}")
+    return f"{gate}: {e['nodeid']} read {e['first']} in {name(e.get('first_run', 1))} and {e['then']} in {name(e['run'])}"

@@ -92,6 +92,7 @@ from fidelity.perturb import batch as batch_mod
 from fidelity.perturb import clean_runs
 from fidelity.perturb import executor as executor_mod
 from fidelity.perturb import warm_start as warm_start_mod
+from fidelity.perturb.kept_clean_runs import KeptCleanRuns
 from fidelity.perturb.unit_tally import UnitTally
 from fidelity.perturb.errors import InvalidPerturbation, UnknownGate
 from fidelity.perturb.line_trace import reaches
@@ -250,7 +251,8 @@ def _run_children(r: "_Run", children: "_Children") -> bool:
         return False
     if r.s.trace_lines:
         _keep_instances_that_reach(r)
-    _perturbations_and_green_after(r, children)
+    if not _perturbations_and_green_after(r, children):
+        return False
     _add_baseline_fixtures(r)
     return True
 
@@ -332,7 +334,10 @@ class _Run:
     selected_instances: set[str] = field(default_factory=set)
     watched: list[str] = field(default_factory=list)     # files hashed before the baseline and after green after
     hashes_before: dict[str, str | None] = field(default_factory=dict)
-    baseline_runs: list[launch.ChildRun] = field(default_factory=list)
+    kept: KeptCleanRuns = field(default_factory=KeptCleanRuns.disabled)  # clean runs kept from earlier runs
+    kept_runs: dict[str, int] = field(default_factory=dict)   # per selected instance: kept clean runs before this run
+    baseline_runs: list[launch.ChildRun] = field(default_factory=list)  # this run's new clean runs
+    baseline_keeps: list[set[str]] = field(default_factory=list)       # the instances each of them ran
     cost: dict[str, float] = field(default_factory=dict)  # seconds per instance in baseline run 1
 
     def __post_init__(self) -> None:
@@ -528,9 +533,14 @@ def _keep_current_evidence(r: _Run) -> None:
 # ---------------------------------------------------------------- 4. baseline and forced failure
 
 def _select_baseline(r: _Run) -> None:
-    """Sets r.selected and r.selected_instances: what the clean runs run."""
+    """Sets r.selected and r.selected_instances: what the clean runs run; r.kept and r.kept_runs:
+    the clean runs kept from earlier runs under each instance's key now (none for an observation)."""
     r.selected = sorted({g for p in r.todo for g in r.gates_of[p["id"]]})
     r.selected_instances = set().union(*(r.instances_of[p["id"]] for p in r.todo))
+    if not r.s.observe:
+        r.kept = KeptCleanRuns.for_run(r.s.records_root, r.s.root, r.s.test_paths, r.s.fixtures, r.index, r.s.env,
+                                       r.selected_instances)
+    r.kept_runs = {n: r.kept.kept(n) for n in r.selected_instances}
 
 
 def _hash_watched_files(r: _Run) -> None:
@@ -554,7 +564,10 @@ def _baseline_and_forced_failure(r: _Run, children: _Children, forced: cf.Future
     forced failure (`forced`, or started here), judged. False: the run stops (r.result.error)."""
     s = r.s
     n_runs = clean_runs.OBSERVATION_RUNS if s.observe else clean_runs.CLEAN_RUNS
-    s.emit("baseline", f"baseline: {len(r.selected)} gates, unpatched, {n_runs} runs; forced failure")
+    kept = sum(1 for n in r.selected_instances if r.kept_runs[n] >= n_runs)
+    s.emit("baseline", f"baseline: {len(r.selected)} gates, unpatched, {n_runs} runs"
+                       + (f" ({n_runs} kept for {kept} of {len(r.selected_instances)} instances, whose inputs are "
+                          "unchanged: the rest are run)" if kept else "") + "; forced failure")
     if forced is None:
         forced = _submit_forced_failure(children)
     run_futures = _submit_clean_runs(r, children, n_runs)
@@ -563,19 +576,23 @@ def _baseline_and_forced_failure(r: _Run, children: _Children, forced: cf.Future
     r.result.forced_failure = _check_forced(forced_child)
     s.emit("forced_failure", "forced failure: " + ("seen red by assertion" if r.result.forced_failure["seen_red"]
                                                    else "NOT seen red: " + r.result.forced_failure["detail"]))
-    r.result.baseline = _check_baseline(r.baseline_runs, r.selected, r.index, _counts(r.selected_instances))
+    r.result.baseline = _check_baseline(r, r.baseline_runs, r.baseline_keeps)
     s.emit("baseline", "baseline: " + (f"green in all {n_runs} runs, readings identical" if r.result.baseline["ok"]
                                        else "FAILED"))
     return _baseline_trusted(r)
 
 
 def _submit_clean_runs(r: _Run, children: _Children, n_runs: int) -> list[cf.Future]:
-    j1 = children.job(r.selected, keep=r.selected_instances)
-    if r.s.trace_lines:  # the first baseline also says which instance runs which lines of the targets
-        j1["trace_lines"] = sorted({r.patches[p["id"]].path for p in r.todo})
-    futures = [children.submit("baseline-1", j1, r.s.timeout_s)]
-    futures += [children.submit(f"baseline-{k}", children.job(r.selected, keep=r.selected_instances), r.s.timeout_s)
-                for k in range(2, n_runs + 1)]
+    """Clean run k runs the instances that still need k or more (n_runs less those kept under
+    their key), so each instance has n_runs in all; when none needs any, no child runs."""
+    to_go = {n: max(0, n_runs - r.kept_runs[n]) for n in r.selected_instances}
+    r.baseline_keeps = [{n for n, left in to_go.items() if left >= k} for k in range(1, max(to_go.values(), default=0) + 1)]
+    futures = []
+    for k, keep in enumerate(r.baseline_keeps, start=1):
+        job = children.job(sorted({_gate_of(n) for n in keep}), keep=keep)
+        if k == 1 and r.s.trace_lines:  # the first baseline also says which instance runs which lines of the targets
+            job["trace_lines"] = sorted({r.patches[p["id"]].path for p in r.todo})
+        futures.append(children.submit(f"baseline-{k}", job, r.s.timeout_s))
     return futures
 
 
@@ -589,15 +606,18 @@ def _baseline_trusted(r: _Run) -> bool:
     if base["red"] and r.s.set_aside_red_baseline and not base["flaky"]:
         _set_aside_red_gates(r)
         return True
+    r.kept.forget({x["gate"] for x in base["red"]} | set(base["flaky"]))  # refused: their kept runs go
     if base["red"]:
         reds = "; ".join(f"{x['gate']} ({x['run']}): {x['outcome']}: {x['detail']}" for x in base["red"])
         _stop(r, "baseline_red", f"baseline red: gates fail with no perturbation applied: {reds}")
         return False
     if base["flaky"]:
-        fl = "; ".join(clean_runs.describe(g, d) for g, d in sorted(base["flaky"].items()))
+        fl = "; ".join(clean_runs.describe(g, d, base["labels"]) for g, d in sorted(base["flaky"].items()))
         _stop(r, "flaky", f"flaky gates refused (red in some unpatched runs, or readings that differ between "
                           f"them): {fl}")
         return False
+    for child in r.baseline_runs:  # kept once the run ends well (_write_evidence)
+        r.kept.add(child, lambda it: _fixtures_of(it, r.s.root))
     return True
 
 
@@ -637,19 +657,22 @@ def _stop(r: _Run, kind: str, message: str) -> None:
 
 # ---------------------------------------------------------------- 5. perturbations, 6. green after
 
-def _perturbations_and_green_after(r: _Run, children: _Children) -> None:
+def _perturbations_and_green_after(r: _Run, children: _Children) -> bool:
     """The perturbation children, the costliest first (their instances' baseline durations), so
     the short ones fill the end; the green-after children queued behind them. Each child is a
     fresh process and nothing is ever written to disk, so a green-after child may start as soon
-    as a worker is free."""
-    r.cost = _durations(r.baseline_runs[0])
+    as a worker is free. False: green after read otherwise than the clean runs (the run stops)."""
+    r.cost = {n: float(e.get("duration_s") or 0.0) for n, e in r.kept.entries().items()}
+    r.cost.update(_durations(r.baseline_runs[0]) if r.baseline_runs else {})
     perturbing = _PerturbationChildren(r, children)
     perturbing.submit_all()
     green_after = _submit_green_after(r, children)
     perturbing.report_those_without_gates()
     perturbing.wait()
-    if green_after.futures:
-        _judge_green_after(r, green_after)
+    if green_after.futures and not _judge_green_after(r, green_after):
+        return False
+    _green_by_kept_runs(r, green_after)
+    return True
 
 
 class _PerturbationChildren:
@@ -758,28 +781,62 @@ def _batch_fork(p: dict, mutant: dict, batch_child: launch.ChildRun) -> launch.C
 
 @dataclass(frozen=True)
 class _GreenAfter:
-    """Step 6 under way: unpatched children over every gate a perturbation ran, in parts of whole gates."""
+    """Step 6 under way: unpatched children over every gate a perturbation ran, in parts of whole gates,
+    but for the instances whose green is already known (`kept`, see _submit_green_after)."""
     gates: list[str]
     instances: set[str]
     parts: list[set[str]]
     futures: list[cf.Future]
+    kept: set[str]
 
 
 def _submit_green_after(r: _Run, children: _Children) -> _GreenAfter:
-    gates = sorted({g for p in r.todo for g in r.results[p["id"]].gates})
-    instances = set().union(*(r.instances_of[p["id"]] for p in r.todo if r.results[p["id"]].gates))
+    """An instance with CLEAN_RUNS clean runs kept under its key from earlier runs is not run again:
+    unpatched, with the same inputs (step 7 hashes them after), it was green every time, so the
+    run would repeat a known answer. The others (those whose clean runs this run made) are run."""
+    every = set().union(*(r.instances_of[p["id"]] for p in r.todo if r.results[p["id"]].gates))
+    kept = {n for n in every if r.kept_runs.get(n, 0) >= clean_runs.CLEAN_RUNS}
+    instances = every - kept
+    gates = sorted({_gate_of(n) for n in instances})
     parts = _balanced_parts(instances, r.cost, r.s.jobs)
     futures = [children.submit(f"green-after-{i + 1}", children.job(sorted({_gate_of(n) for n in part}), keep=part),
                                r.s.timeout_s)
                for i, part in enumerate(parts)]
-    return _GreenAfter(gates, instances, parts, futures)
+    return _GreenAfter(gates, instances, parts, futures, kept)
 
 
-def _judge_green_after(r: _Run, after: _GreenAfter) -> None:
+def _green_by_kept_runs(r: _Run, after: _GreenAfter) -> None:
+    """Gates whose every instance ran no green-after child (all kept): green after, as the kept
+    clean runs of the same inputs say; each perturbation's restored over all its gates."""
+    kept_gates = {_gate_of(n) for n in after.kept} - set(after.gates)
+    for g in kept_gates:
+        for o in _outcomes_of_gate(r, g):
+            o.green_after = True
+    for p in r.todo:
+        pr = r.results[p["id"]]
+        if pr.outcomes:
+            pr.restored = all(o.green_after for o in pr.outcomes)
+    if kept_gates:
+        r.result.green_after = dict(r.result.green_after or {"gates": [], "not_green": [], "children": []},
+                                    kept=sorted(kept_gates))
+        r.s.emit("green_after", f"green after: {len(kept_gates)} gates known green from their kept clean runs "
+                                "(inputs unchanged), not run again")
+
+
+def _judge_green_after(r: _Run, after: _GreenAfter) -> bool:
     """Sets each outcome's green_after (and the fixtures its gate read), each perturbation's
-    restored, and r.result.green_after."""
+    restored, and r.result.green_after. Green after is one more clean run of what it ran: a reading
+    that differs from the clean runs' makes its gate flaky and stops the run (False)."""
     r.s.emit("green_after", f"green after: {len(after.gates)} gates, unpatched, in {len(after.futures)} children")
     after_children = [f.result() for f in after.futures]
+    moved = [d for c in after_children for d in r.kept.differing(c)]
+    if moved:
+        r.kept.forget({_gate_of(d["nodeid"]) for d in moved})
+        r.result.green_after = {"gates": after.gates, "moved": moved, "children": [c.to_json() for c in after_children]}
+        _stop(r, "flaky", "flaky gates refused (readings that differ between unpatched runs): " + "; ".join(
+            f"{_gate_of(d['nodeid'])}: {d['nodeid']} read {d['first']} in the clean runs and {d['then']} in green after"
+            for d in moved))
+        return False
     child_of = {_gate_of(n): c for part, c in zip(after.parts, after_children) for n in part}
     green = {}
     counts = _counts(after.instances)
@@ -789,14 +846,15 @@ def _judge_green_after(r: _Run, after: _GreenAfter) -> None:
         for o in _outcomes_of_gate(r, g):
             o.green_after = green[g]
             o.fixtures_read = sorted(set(o.fixtures_read) | {paths.rel_to_root(f, r.s.root) for f in c["fixtures_read"]})
-    for p in r.todo:
-        pr = r.results[p["id"]]
-        if pr.outcomes:
-            pr.restored = all(o.green_after for o in pr.outcomes)
     r.result.green_after = {"gates": after.gates, "not_green": sorted(g for g, ok in green.items() if not ok),
                             "children": [c.to_json() for c in after_children]}
     r.s.emit("green_after", "green after: " + ("all green" if all(green.values()) else
                                                "NOT green: " + ", ".join(r.result.green_after["not_green"])))
+    not_green = set(r.result.green_after["not_green"])
+    for c in after_children:
+        r.kept.add(c, lambda it: _fixtures_of(it, r.s.root))
+    r.kept.forget(not_green)  # red unpatched once: its clean runs start again
+    return True
 
 
 def _outcomes_of_gate(r: _Run, gate: str) -> list[GateResult]:
@@ -808,11 +866,12 @@ def _add_baseline_fixtures(r: _Run) -> None:
     base_fx: dict[str, set] = {}
     for child in r.baseline_runs:
         for it in child.items:
-            base_fx.setdefault(it["gate"], set()).update(it.get("fixtures_read", []))
+            base_fx.setdefault(it["gate"], set()).update(_fixtures_of(it, r.s.root))
+    for n, e in r.kept.entries().items():  # what a kept clean run read, as its first run recorded
+        base_fx.setdefault(_gate_of(n), set()).update(e.get("fixtures_read") or ())
     for p in r.todo:
         for o in r.results[p["id"]].outcomes:
-            o.fixtures_read = sorted(set(o.fixtures_read) | {paths.rel_to_root(f, r.s.root)
-                                                             for f in base_fx.get(o.gate, ())})
+            o.fixtures_read = sorted(set(o.fixtures_read) | base_fx.get(o.gate, set()))
 
 
 # ---------------------------------------------------------------- 7. sources, 8. evidence
@@ -849,13 +908,17 @@ def _write_evidence(r: _Run) -> None:
     root, records_root, result = r.s.root, r.s.records_root, r.result
     vers = record.versions()
     now = record.utc_now()
+    r.kept.save()
+    clean_of = result.baseline["clean_runs_of"]
     for p in r.todo:
         pr = r.results[p["id"]]
         patch = r.patches[p["id"]]
         edir = paths.record_dir(records_root, p["id"])
         written = set()
         for o in pr.outcomes:
-            rec = _record(p, pr, patch, o, root, r.hashes_before, vers, now, result.baseline["clean_runs"])
+            # counted up to CLEAN_RUNS: a record that says "enough" does not change with every run
+            runs = min(clean_of.get(o.gate, 0), record.CLEAN_RUNS)
+            rec = _record(p, pr, patch, o, root, r.hashes_before, vers, now, runs)
             path = store.write_record(records_root, rec)
             written.add(path.name)
             result.evidence.append(paths.rel_to_root(path, root))
@@ -966,29 +1029,47 @@ def _balanced_parts(nodeids: set[str], cost: dict[str, float], parts: int) -> li
     return [ns for _, ns in groups if ns]
 
 
-def _check_baseline(runs: list[launch.ChildRun], selected: list[str], index, counts: dict[str, int]) -> dict:
-    """The clean runs judged (clean_runs.judge): gates red in every run, flaky gates, and run 1's readings."""
-    red, red_in = [], {}
-    for k, child in enumerate(runs):
-        for g in selected:
-            c = outcomes.classify_gate(g, index.file_of(g), child, counts.get(g))
+def _check_baseline(r: _Run, runs: list[launch.ChildRun], keeps: list[set[str]]) -> dict:
+    """This run's clean runs (`runs`, each over the instances in `keeps`) and the kept ones judged
+    together (clean_runs.judge): gates red in every run, flaky gates (a kept reading that differs
+    from a new one too), the clean runs each instance has now, and their readings."""
+    red, red_in, ran = [], {}, {}
+    for k, (child, keep) in enumerate(zip(runs, keeps)):
+        for g, count in sorted(_counts(keep).items()):
+            ran[g] = ran.get(g, 0) + 1
+            c = outcomes.classify_gate(g, r.index.file_of(g), child, count)
             if not c["outcome"].green:
                 red.append({"gate": g, "run": f"run {k + 1}", "outcome": c["outcome"], "detail": c["detail"]})
                 red_in.setdefault(g, []).append(k)
-    verdict = clean_runs.judge(red_in, [outcomes.readings_by_nodeid(c) for c in runs], len(runs))
-    b1 = runs[0]
-    without = sorted({it["gate"] for it in b1.items if it["outcome"] == "passed" and "reading" not in (it.get("readings") or {})})
-    readings = {it["nodeid"]: it.get("readings") for it in b1.items}
+    kept = {n: e for n, e in r.kept.entries().items() if n in r.selected_instances}
+    for g in r.selected:
+        ran[g] = ran.get(g, 0) + max((e["runs"] for n, e in kept.items() if _gate_of(n) == g), default=0)
+    kept_readings = [{n: e["readings"] for n, e in kept.items()}] if kept else []
+    labels = ["the kept clean runs"] * len(kept_readings) + [f"run {k + 1}" for k in range(len(runs))]
+    verdict = clean_runs.judge(red_in, kept_readings + [outcomes.readings_by_nodeid(c) for c in runs], ran, labels)
+    items = {n: {"outcome": e["outcome"], "readings": e["readings"]} for n, e in kept.items()}
+    items.update({it["nodeid"]: it for it in (runs[0].items if runs else [])})
+    without = sorted({_gate_of(n) for n, it in items.items()
+                      if it["outcome"] == "passed" and "reading" not in (it.get("readings") or {})})
+    total = {n: r.kept_runs[n] + sum(1 for keep in keeps if n in keep) for n in r.selected_instances}
     return {
         "ok": not red and not verdict["flaky"],
-        "gates": selected,
-        "clean_runs": len(runs),
-        "red": [r for r in red if r["gate"] in verdict["red"]],  # red in every run; red in some is flaky
+        "gates": r.selected,
+        "clean_runs": min(total.values(), default=0),  # the fewest any instance has, kept ones included
+        "clean_runs_of": {g: min((v for n, v in total.items() if _gate_of(n) == g), default=0) for g in r.selected},
+        "kept_instances": sum(1 for n in r.selected_instances if r.kept_runs[n]),
+        "red": [x for x in red if x["gate"] in verdict["red"]],  # red in every run; red in some is flaky
         "flaky": verdict["flaky"],
+        "labels": labels,
         "without_reading": without,
-        "readings": dict(sorted(readings.items())),
+        "readings": dict(sorted((n, it.get("readings")) for n, it in items.items())),
         "runs": [c.to_json() for c in runs],
     }
+
+
+def _fixtures_of(item: dict, root: Path) -> list[str]:
+    """The fixture files an instance opened, as evidence names them (relative to the root)."""
+    return sorted(paths.rel_to_root(f, root) for f in item.get("fixtures_read", []))
 
 
 def _gate_result(g: str, index, child: launch.ChildRun, p: dict, root: Path, expected: int) -> GateResult:

@@ -41,7 +41,8 @@ def test_a_reading_that_moves_between_runs_is_flaky_even_when_every_run_passes()
     moved = {f"{GATE}[x]": {"reading": 0.2500000001}}
     verdict = clean_runs.judge({}, [same, same, moved], 3)
     assert verdict["red"] == [] and verdict["flaky"] == {
-        GATE: [{"nodeid": f"{GATE}[x]", "first": {"reading": 0.25}, "then": {"reading": 0.2500000001}, "run": 3}]}
+        GATE: [{"nodeid": f"{GATE}[x]", "first": {"reading": 0.25}, "then": {"reading": 0.2500000001}, "run": 3,
+               "first_run": 1}]}
     assert clean_runs.judge({}, [same, same, same], 3) == {"red": [], "flaky": {}}
 
 

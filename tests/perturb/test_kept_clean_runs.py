@@ -1,0 +1,178 @@
+"""Clean runs are kept under the key of what they read, counted by later runs, never trusted otherwise.
+
+Issue 30: a perturbation run re-ran its ten clean runs, and its green-after run, every time. Now an
+instance's clean runs are kept (reports/evidence/clean-runs.json) under a sha256 of its gate file,
+targets, fixtures, helpers, harness and versions; a run counts those whose key matches and runs
+only the rest. Acceptance is unchanged: ten green runs with identical readings, judged together.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fidelity.perturb import clean_runs, gate_index, run
+from fidelity.perturb.clean_run_inputs import InputsNow
+from fidelity.perturb.clean_run_store import SCHEMA, CleanRunStore, store_path
+
+from .conftest import ARITH, GATE_ADD, make_toy_repo
+
+ADD_1 = f"{GATE_ADD}[1.0]"
+P_ADD = {"id": "P_add", "target": "toysubj.arith", "edits": [{"find": "return a + b", "replace": "return a - b"}],
+         "gates": [GATE_ADD]}
+
+
+def _index(*items: dict) -> gate_index.GateIndex:
+    return gate_index.GateIndex(key="k", items=list(items))
+
+
+def _item(nodeid: str, targets: list[str]) -> dict:
+    return {"nodeid": nodeid, "gate": nodeid.split("[", 1)[0], "file": nodeid.split("::", 1)[0], "targets": targets}
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return make_toy_repo(tmp_path / "repo")
+
+
+def _keys(repo, *items) -> list[str | None]:
+    inputs = InputsNow(repo, ["tests"], repo / "fixtures", _index(*items), env={})
+    return [inputs.key(it) for it in items]
+
+
+# ---------------------------------------------------------------- the key
+
+def test_the_key_is_the_same_for_the_same_inputs_and_names_no_path_of_this_machine(repo, tmp_path):
+    add = _item(ADD_1, ["toysubj.arith"])
+    other = make_toy_repo(tmp_path / "elsewhere")
+    assert _keys(repo, add) == _keys(repo, add) == _keys(other, add)
+    assert _keys(repo, add)[0] is not None
+
+
+@pytest.mark.parametrize("edited", ["toysubj/arith.py", ARITH, "fixtures/unused.json", "tests/conftest.py"])
+def test_editing_anything_the_instance_reads_changes_its_key(repo, edited):
+    """The target, the gate file, any fixture (even one it did not open) and the suite's conftest."""
+    add = _item(ADD_1, ["toysubj.arith"])
+    before = _keys(repo, add)
+    with open(repo / edited, "a") as f:
+        f.write("\n# edited\n")
+    assert _keys(repo, add) != before
+
+
+def test_editing_another_instances_target_leaves_the_key_alone(repo):
+    add, clock = _item(ADD_1, ["toysubj.arith"]), _item("tests/toygate_clock.py::test_clock_reads", ["toysubj.clock"])
+    before = _keys(repo, add, clock)
+    with open(repo / "toysubj" / "clock.py", "a") as f:
+        f.write("\n# edited\n")
+    after = _keys(repo, add, clock)
+    assert after[0] == before[0] and after[1] != before[1]
+
+
+def test_an_instance_without_a_target_or_with_one_not_found_has_no_key(repo):
+    assert _keys(repo, _item(ADD_1, []), _item(ADD_1, ["toysubj.no_such_module"])) == [None, None]
+
+
+# ---------------------------------------------------------------- the store
+
+def test_the_store_counts_runs_only_under_the_key_they_were_seen_with(tmp_path):
+    store = CleanRunStore(tmp_path)
+    store.add_run(ADD_1, "k1", "passed", {"reading": 0.0}, 0.5, ["fixtures/add_case.json"])
+    store.add_run(ADD_1, "k1", "passed", {"reading": 0.0}, 0.7)
+    store.save()
+    again = CleanRunStore(tmp_path)
+    assert again.runs_now(ADD_1, "k1") == 2 and again.runs_now(ADD_1, "k2") == 0 and again.runs_now(ADD_1, None) == 0
+    assert again.entry(ADD_1, "k1")["fixtures_read"] == ["fixtures/add_case.json"]
+    with pytest.raises(ValueError, match="differs from the kept ones"):
+        again.add_run(ADD_1, "k1", "passed", {"reading": 1.0}, 0.5)
+    again.add_run(ADD_1, "k2", "passed", {"reading": 1.0}, 0.5)  # another key starts afresh
+    assert again.runs_now(ADD_1, "k2") == 1 and again.runs_now(ADD_1, "k1") == 0
+
+
+@pytest.mark.parametrize("text", ["not json", json.dumps({"schema": "other/1", "instances": {}}),
+                                  json.dumps({"schema": SCHEMA, "instances": {ADD_1: {"key": "k1", "runs": True,
+                                                                                      "outcome": "passed",
+                                                                                      "readings": {}}}})])
+def test_a_store_file_that_cannot_be_read_keeps_nothing(tmp_path, text):
+    store_path(tmp_path).write_text(text)
+    assert CleanRunStore(tmp_path).runs_now(ADD_1, "k1") == 0
+
+
+# ---------------------------------------------------------------- runs that keep them
+
+def _run(repo, perturbations, test_paths, **kw):
+    events: list[dict] = []
+    r = run(perturbations, test_paths=test_paths, repo_root=repo, reports_dir="reports", jobs=2, timeout_s=60,
+            progress=events.append, **kw)
+    return r, [e.get("message", "") for e in events]
+
+
+def _records(repo) -> dict[str, dict]:
+    out = {}
+    for p in sorted((repo / "reports" / "evidence" / "P_add").glob("*.json")):
+        rec = json.loads(p.read_text())
+        out[p.name] = {k: v for k, v in rec.items() if k not in ("created_utc", "duration_s")}
+    return out
+
+
+def test_a_second_run_counts_the_kept_clean_runs_and_an_edited_target_runs_them_again(repo):
+    first, _ = _run(repo, [P_ADD], [ARITH])
+    assert first.ok, first.error
+    assert len(first.baseline["runs"]) == clean_runs.CLEAN_RUNS
+    kept = json.loads((repo / "reports" / "evidence" / "clean-runs.json").read_text())["instances"]
+    assert ADD_1 in kept and len(kept) == 4  # every instance of the gates covering toysubj.arith
+    assert {e["runs"] for e in kept.values()} == {clean_runs.CLEAN_RUNS + 1}  # green after is one more
+    records = _records(repo)
+
+    second, messages = _run(repo, [P_ADD], [ARITH])
+    assert second.ok, second.error
+    assert second.baseline["runs"] == [] and second.baseline["clean_runs"] == 11
+    assert GATE_ADD in second.green_after["kept"] and second.green_after["gates"] == []
+    assert any("10 kept for 4 of 4 instances" in m for m in messages)
+    assert second.perturbations[0].outcomes[0].outcome == "red_by_assertion"
+    assert _records(repo) == records  # the same evidence, clean_runs counted up to CLEAN_RUNS
+
+    with open(repo / "toysubj" / "arith.py", "a") as f:
+        f.write("\n# an edit that changes no behaviour still changes the key\n")
+    third, _ = _run(repo, [P_ADD], [ARITH])
+    assert third.ok, third.error
+    assert len(third.baseline["runs"]) == clean_runs.CLEAN_RUNS and "kept" not in third.green_after
+
+
+def _keep(repo, nodeid: str, target: str, runs: int, readings: dict) -> None:
+    """`runs` kept clean runs of `nodeid` under its key now, as a run would have written them."""
+    index = gate_index.collect([nodeid.split("::", 1)[0]], repo_root=repo, cache_dir=repo / ".idx")
+    item = next(it for it in index.items if it["nodeid"] == nodeid)
+    assert item["targets"] == [target]
+    key = InputsNow(repo, [nodeid.split("::", 1)[0]], repo / "fixtures", index, env={}).key(item)
+    store = CleanRunStore(repo / "reports" / "evidence")
+    for _ in range(runs):
+        store.add_run(nodeid, key, "passed", readings, 0.1)
+    store.save()
+
+
+def test_a_gate_whose_reading_moves_is_refused_though_nine_clean_runs_are_kept(repo):
+    """The clock gate's nine kept runs read 1.0; the one run still needed reads the clock."""
+    gate = "tests/toygate_clock.py::test_clock_reads"
+    _keep(repo, gate, "toysubj.clock", clean_runs.CLEAN_RUNS - 1, {"reading": 1.0})
+    p = {"id": "P_clock", "target": "toysubj.clock", "edits": [{"find": "return time.perf_counter_ns()",
+                                                                "replace": "return -1"}], "gates": [gate]}
+    r, _ = _run(repo, [p], ["tests/toygate_clock.py"])
+    assert not r.ok and r.error_kind == "flaky"
+    assert len(r.baseline["runs"]) == 1
+    assert f"{gate}: {gate} read {{'reading': 1.0}} in the kept clean runs and " in r.error and "in run 1" in r.error
+    assert CleanRunStore(repo / "reports" / "evidence").entries == {}  # forgotten: ten new runs next time
+    assert not (repo / "reports" / "evidence" / "P_clock").exists()
+
+
+def test_a_gate_red_in_its_one_missing_clean_run_is_refused_with_the_kept_runs_counted(repo, tmp_path, monkeypatch):
+    """Nine kept runs and one new: red in that one is red in 1 of 10, as in a run from nothing."""
+    gate = "tests/toygate_sometimes.py::test_add_but_not_in_the_third_process"
+    _keep(repo, gate, "toysubj.arith", clean_runs.CLEAN_RUNS - 1, {})
+    counter = tmp_path / "counter"
+    counter.mkdir()
+    (counter / "runs").write_text("xx")  # the next process is the third
+    monkeypatch.setenv("TOY_COUNTER", str(counter))
+    r, _ = _run(repo, [dict(P_ADD, gates=[gate])], ["tests/toygate_sometimes.py"])
+    assert not r.ok and r.error_kind == "flaky"
+    assert r.baseline["flaky"] == {gate: [{"red_in": 1, "of": clean_runs.CLEAN_RUNS}]}
+    assert CleanRunStore(repo / "reports" / "evidence").entries == {}
