@@ -17,7 +17,9 @@ import time
 from pathlib import Path
 
 from fidelity import project
+from fidelity.check import kept_gate_run
 from fidelity.child_env import child_environment
+from fidelity.perturb.errors import GateCollectionError
 
 
 def run_gate_suite(here: project.Project | None = None, extra_args: tuple[str, ...] = (),
@@ -34,22 +36,32 @@ class GateSuiteRun:
     other stages while it runs, then `wait`s for its results. Leaving the `with` block stops it."""
 
     def __init__(self, here: project.Project | None = None, extra_args: tuple[str, ...] = (),
-                 env: dict | None = None, jobs: int | None = None):
+                 env: dict | None = None, jobs: int | None = None, keep: set[str] | None = None):
+        """`keep`: run only these instances (None: all; empty: none, and no process starts)."""
         here = here or project.current()
         self.workers = gate_workers(here, jobs)
         self._tmp = tempfile.TemporaryDirectory(prefix="fidelity-check-")
         self.results = Path(self._tmp.name) / "results.json"
+        self._out = open(Path(self._tmp.name) / "out.log", "w+")
+        self._err = open(Path(self._tmp.name) / "err.log", "w+")
+        self._proc = None
+        if keep is not None:
+            if not keep:
+                return
+            keep_file = Path(self._tmp.name) / "keep.json"
+            keep_file.write_text(json.dumps(sorted(keep)), encoding="utf-8")
+            extra_args = (*extra_args, "--fidelity-keep", str(keep_file))
         cmd = [sys.executable, "-m", "pytest", here.relative(here.gates), "-q", "-p", "no:cacheprovider",
                "-p", "fidelity.perturb.pytest_plugin", "--fidelity-results", str(self.results), *extra_args]
         if self.workers > 1:  # a test file's tests stay together, in their order, on one worker
             cmd += ["-n", str(self.workers), "--dist", "loadfile", "--max-worker-restart", "0"]
-        self._out = open(Path(self._tmp.name) / "out.log", "w+")
-        self._err = open(Path(self._tmp.name) / "err.log", "w+")
         self._proc = subprocess.Popen(cmd, cwd=here.root, stdout=self._out, stderr=self._err, text=True,
                                       env=child_environment({**os.environ, project.ROOT_ENV: str(here.root),
                                                              **(env or {})}, here.root, processes=self.workers))
 
     def wait(self, progress=None) -> dict:
+        if self._proc is None:  # nothing to run
+            return {"items": [], "collect_errors": [], "subjects": None, "returncode": 0, "output_tail": ""}
         while True:
             try:
                 self._proc.wait(timeout=1.0)
@@ -71,7 +83,7 @@ class GateSuiteRun:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._proc.poll() is None:  # left early (an error elsewhere, ^C): no orphaned suite
+        if self._proc is not None and self._proc.poll() is None:  # left early (an error elsewhere, ^C): no orphaned suite
             self._proc.kill()
             self._proc.wait()
         self._out.close(), self._err.close()
@@ -221,16 +233,61 @@ def summarise(items: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda r: r["gate"])
 
 
-def start(args) -> GateSuiteRun:
+class CheckGates:
+    """The check's gate suite under way; with `--changed`, only the instances whose inputs changed
+    since the kept gate run (kept_gate_run.py) run, and the others' results are read from it."""
+
+    def __init__(self, args):
+        self.here = project.current()
+        self.changed = bool(getattr(args, "changed", False))
+        self.keys: dict[str, str | None] | None = None
+        self.kept: dict[str, dict] = {}
+        self.note = None
+        keep = None
+        if self.changed:
+            try:
+                self.keys = kept_gate_run.instance_keys(self.here)
+            except GateCollectionError as exc:  # the run itself reports what does not collect
+                self.note = f"--changed: the gate suite did not collect ({str(exc).splitlines()[0]}): every instance runs"
+            else:
+                self.kept = kept_gate_run.KeptGateRun(self.here.root).unchanged(self.keys)
+                keep = set(self.keys) - set(self.kept)
+        self.suite = GateSuiteRun(self.here, jobs=getattr(args, "jobs", None), keep=keep)
+
+    def __enter__(self) -> "CheckGates":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.suite.__exit__(*exc)
+
+    def wait(self, say, progress=None) -> dict:
+        """The run's results, the kept ones merged in (suite order); a complete run is kept."""
+        if self.note:
+            say(f"gates     {self.note}")
+        elif self.changed:
+            say(f"gates     --changed: {len(self.keys) - len(self.kept)} of {len(self.keys)} instances run (inputs "
+                f"changed, or not in the kept gate run); {len(self.kept)} read from the last gate run of the same inputs")
+        data = self.suite.wait(progress)
+        if self.kept:
+            ran = {it["nodeid"]: it for it in data["items"]}
+            data["items"] = [ran.get(n) or self.kept[n] for n in self.keys if n in ran or n in self.kept]
+            data["kept_instances"] = len(self.kept)
+        if data.get("returncode") in (0, 1) and not data.get("collect_errors"):
+            keys = self.keys if self.keys is not None else kept_gate_run.keys_of(self.here, data["items"])
+            kept_gate_run.KeptGateRun(self.here.root).save(keys, data["items"])
+        return data
+
+
+def start(args) -> CheckGates:
     """The check's gate suite, started: it runs while the stages before it do (the caller leaves
     it in a `with` block, which stops it should check end early)."""
-    return GateSuiteRun(jobs=getattr(args, "jobs", None))
+    return CheckGates(args)
 
 
-def run(cat, args, say, suite: GateSuiteRun) -> dict:
+def run(cat, args, say, suite: CheckGates) -> dict:
     """The stage's verdict over the `suite` that `start` began."""
     say("gates     running the gate suite ...")
-    data = suite.wait(progress=None if getattr(args, "json", False) else progress_line("gates     "))
+    data = suite.wait(say, progress=None if getattr(args, "json", False) else progress_line("gates     "))
     rows = summarise(data["items"])
     problems = [f"collection error: {e}" for e in data.get("collect_errors", [])]
     if data["returncode"] not in (0, 1):
@@ -250,4 +307,5 @@ def run(cat, args, say, suite: GateSuiteRun) -> dict:
     ok = bool(rows) and not failed and not problems
     say(f"gates     {'ok ' if ok else 'RED'}  {len(rows)} gates, {n_inst} instances: "
         f"{len(failed)} gates red, {not_run} instances not run (missing subject or device)")
-    return {"stage": "gates", "ok": ok, "problems": problems, "gates": rows}
+    return {"stage": "gates", "ok": ok, "problems": problems, "gates": rows,
+            "instances_run": n_inst - data.get("kept_instances", 0), "instances_kept": data.get("kept_instances", 0)}

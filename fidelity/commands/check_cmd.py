@@ -14,6 +14,11 @@ Stages, in order (if the specs do not load, no later stage runs):
             is covered by an accepted gate; every perturbation is caught
   discovery every blind spot `fidelity discover` recorded in the project's code
             is closed by a gate or explained beside its equation in the spec
+
+--changed runs, of the gate suite, only the instances whose inputs changed since
+the last check on this machine (each instance's results are kept in the cache
+under a hash of what it reads); the others' results, red ones included, are read
+as they were. Every other stage runs in full. Plain check runs every instance.
 """
 from __future__ import annotations
 
@@ -38,6 +43,10 @@ def add_parser(sub) -> None:
     p.add_argument("--jobs", "-j", type=positive_int, metavar="N",
                    help="processes that run the gate suite (default: one per core, never more than its test "
                         "files; 1 without pytest-xdist). Every N reports the same instances in the same order")
+    p.add_argument("--changed", action="store_true",
+                   help="run only the gate instances whose inputs (gate file, helpers, fixtures, targets' sources, "
+                        "harness, versions) changed since the last gate run of check on this machine, and read "
+                        "the others' results from it; plain check runs every instance")
     add_specs_option(p)
     add_json_option(p)
     p.add_argument("--json-file", type=Path, metavar="FILE",
@@ -66,6 +75,10 @@ def run(args) -> int:
         f"{len(cat.claims)} claims, {len(cat.perturbations)} perturbations")
 
     if args.subject:
+        if args.changed:
+            print("fidelity check: error: --changed reads this project's own kept gate run; with --subject every "
+                  "instance runs (leave out --changed)", file=sys.stderr)
+            return EXIT_USAGE
         return _conformance(cat, args, say, report)
     from fidelity.check import claims_stage, code_stage, discovery_stage, evidence_stage, fixtures_stage, gates_stage
 

@@ -133,3 +133,14 @@ def _installed_name(path: str, search: list[str]) -> str:
     """An installed file by its place under the deepest search-path folder holding it."""
     holders = [s for s in search if path.startswith(s.rstrip(os.sep) + os.sep)]
     return os.path.relpath(path, max(holders, key=len)) if holders else os.path.basename(path)
+
+
+def configured_modules(root: str | os.PathLike) -> tuple[str, ...]:
+    """The modules the project at `root` names as subjects and mechanisms (none outside a project)."""
+    from fidelity import project
+
+    try:
+        p = project.load(root)
+    except (project.ProjectError, OSError, ValueError):
+        return ()
+    return tuple(ref.split(":", 1)[0] for ref in (*p.subjects, *p.mechanisms))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fidelity.perturb import gate_index
-from fidelity.perturb.clean_run_inputs import InputsNow
+from fidelity.perturb.clean_run_inputs import InputsNow, configured_modules
 from fidelity.perturb.clean_run_store import CleanRunStore
 from fidelity.perturb.launch import ChildRun
 
@@ -24,7 +24,7 @@ class KeptCleanRuns:
     @classmethod
     def for_run(cls, records_root: Path, root: Path, test_paths: list[str], fixtures: Path,
                 index: gate_index.GateIndex, env: dict, instances: set[str]) -> "KeptCleanRuns":
-        inputs = InputsNow(root, test_paths, fixtures, index, env, _configured_modules(root))
+        inputs = InputsNow(root, test_paths, fixtures, index, env, configured_modules(root))
         items = {it["nodeid"]: it for it in index.items}
         return cls(CleanRunStore(records_root), {n: inputs.key(items[n]) for n in sorted(instances) if n in items})
 
@@ -78,15 +78,3 @@ class KeptCleanRuns:
 
 def _green(item: dict) -> bool:
     return item["outcome"] in ("passed", "skipped")
-
-
-def _configured_modules(root: Path) -> tuple[str, ...]:
-    """The modules the project at `root` names as subjects and mechanisms (none outside a project)."""
-    from fidelity import project
-
-    try:
-        p = project.load(root)
-    except (project.ProjectError, OSError, ValueError):
-        return ()
-    return tuple(ref.split(":", 1)[0] for ref in (*p.subjects, *p.mechanisms))
-
