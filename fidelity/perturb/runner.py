@@ -336,6 +336,9 @@ class _Run:
     hashes_before: dict[str, str | None] = field(default_factory=dict)
     kept: KeptCleanRuns = field(default_factory=KeptCleanRuns.disabled)  # clean runs kept from earlier runs
     kept_runs: dict[str, int] = field(default_factory=dict)   # per selected instance: kept clean runs before this run
+    known_green: set[str] = field(default_factory=set)  # instances with CLEAN_RUNS kept: green after is known
+    baseline_fixtures: dict[str, set[str]] = field(default_factory=dict)  # per gate: the fixtures its clean runs read
+    written: set[str] = field(default_factory=set)      # perturbations whose records are written already
     baseline_runs: list[launch.ChildRun] = field(default_factory=list)  # this run's new clean runs
     baseline_keeps: list[set[str]] = field(default_factory=list)       # the instances each of them ran
     cost: dict[str, float] = field(default_factory=dict)  # seconds per instance in baseline run 1
@@ -541,6 +544,7 @@ def _select_baseline(r: _Run) -> None:
         r.kept = KeptCleanRuns.for_run(r.s.records_root, r.s.root, r.s.test_paths, r.s.fixtures, r.index, r.s.env,
                                        r.selected_instances)
     r.kept_runs = {n: r.kept.kept(n) for n in r.selected_instances}
+    r.known_green = {n for n, k in r.kept_runs.items() if k >= clean_runs.CLEAN_RUNS}
 
 
 def _hash_watched_files(r: _Run) -> None:
@@ -579,7 +583,10 @@ def _baseline_and_forced_failure(r: _Run, children: _Children, forced: cf.Future
     r.result.baseline = _check_baseline(r, r.baseline_runs, r.baseline_keeps)
     s.emit("baseline", "baseline: " + (f"green in all {n_runs} runs, readings identical" if r.result.baseline["ok"]
                                        else "FAILED"))
-    return _baseline_trusted(r)
+    if not _baseline_trusted(r):
+        return False
+    r.baseline_fixtures = _baseline_fixtures(r)
+    return True
 
 
 def _submit_clean_runs(r: _Run, children: _Children, n_runs: int) -> list[cf.Future]:
@@ -616,8 +623,9 @@ def _baseline_trusted(r: _Run) -> bool:
         _stop(r, "flaky", f"flaky gates refused (red in some unpatched runs, or readings that differ between "
                           f"them): {fl}")
         return False
-    for child in r.baseline_runs:  # kept once the run ends well (_write_evidence)
+    for child in r.baseline_runs:  # proved: kept now, so a run stopped later need not prove them again
         r.kept.add(child, lambda it: _fixtures_of(it, r.s.root))
+    r.kept.save()
     return True
 
 
@@ -729,6 +737,7 @@ class _PerturbationChildren:
         pr.child = child.to_json()
         counts = _counts(r.instances_of[p["id"]])
         pr.outcomes = [_gate_result(g, r.index, child, p, r.s.root, counts[g]) for g in pr.gates]
+        _write_when_known(r, p)
         self._report(p)
 
     def _report(self, p: dict) -> None:
@@ -795,7 +804,7 @@ def _submit_green_after(r: _Run, children: _Children) -> _GreenAfter:
     unpatched, with the same inputs (step 7 hashes them after), it was green every time, so the
     run would repeat a known answer. The others (those whose clean runs this run made) are run."""
     every = set().union(*(r.instances_of[p["id"]] for p in r.todo if r.results[p["id"]].gates))
-    kept = {n for n in every if r.kept_runs.get(n, 0) >= clean_runs.CLEAN_RUNS}
+    kept = every & r.known_green
     instances = every - kept
     gates = sorted({_gate_of(n) for n in instances})
     parts = _balanced_parts(instances, r.cost, r.s.jobs)
@@ -861,17 +870,27 @@ def _outcomes_of_gate(r: _Run, gate: str) -> list[GateResult]:
     return [o for p in r.todo for o in r.results[p["id"]].outcomes if o.gate == gate]
 
 
-def _add_baseline_fixtures(r: _Run) -> None:
-    """Fixtures read in the baseline belong to the gate too."""
+def _baseline_fixtures(r: _Run) -> dict[str, set[str]]:
+    """Per gate, the fixture files its clean runs read: this run's, and the kept ones' as their
+    first run recorded them."""
     base_fx: dict[str, set] = {}
     for child in r.baseline_runs:
         for it in child.items:
             base_fx.setdefault(it["gate"], set()).update(_fixtures_of(it, r.s.root))
-    for n, e in r.kept.entries().items():  # what a kept clean run read, as its first run recorded
+    for n, e in r.kept.entries().items():
         base_fx.setdefault(_gate_of(n), set()).update(e.get("fixtures_read") or ())
+    return base_fx
+
+
+def _add_baseline_fixtures(r: _Run) -> None:
+    """Fixtures read in the baseline belong to the gate too."""
     for p in r.todo:
-        for o in r.results[p["id"]].outcomes:
-            o.fixtures_read = sorted(set(o.fixtures_read) | base_fx.get(o.gate, set()))
+        _add_baseline_fixtures_of(r, p)
+
+
+def _add_baseline_fixtures_of(r: _Run, p: dict) -> None:
+    for o in r.results[p["id"]].outcomes:
+        o.fixtures_read = sorted(set(o.fixtures_read) | r.baseline_fixtures.get(o.gate, set()))
 
 
 # ---------------------------------------------------------------- 7. sources, 8. evidence
@@ -890,10 +909,30 @@ def _sources_unchanged(r: _Run) -> bool:
     changed = sorted(paths.rel_to_root(f, root) for f in r.hashes_before if r.hashes_before[f] != hashes_after.get(f))
     r.result.sources = {"watched": len(r.hashes_before), "changed": changed}
     if changed:
+        written = f" (the records of {len(r.written)} perturbations were written before)" if r.written else ""
         _stop(r, "source_changed", "files changed on disk during the run (a gate, a target or a fixture); "
-                                   f"no evidence written: {changed}")
+                                   f"no evidence written{written}: {changed}")
         return False
     return True
+
+
+def _write_when_known(r: _Run, p: dict) -> None:
+    """Step 8 for one perturbation as soon as its child ends, when nothing is left to learn: every
+    instance it ran has CLEAN_RUNS kept (its green after is known, _green_by_kept_runs) and no file
+    it names has changed since the baseline (the check of step 7, for its files). A run stopped
+    later keeps these records; the others are written at the end, as before."""
+    pr = r.results[p["id"]]
+    if r.s.observe or not pr.outcomes or not r.instances_of[p["id"]] <= r.known_green:
+        return
+    _add_baseline_fixtures_of(r, p)
+    files = {str(paths.resolve(f, r.s.root)) for o in pr.outcomes for f in o.fixtures_read} | set(r.watched)
+    if any(r.hashes_before.get(f) != jsonio.sha256_file(f) for f in files):
+        return  # step 7 stops the run and says which
+    for o in pr.outcomes:
+        o.green_after = True
+    pr.restored = True
+    _write_records(r, p, record.versions(), record.utc_now())
+    r.written.add(p["id"])
 
 
 def _evidence(r: _Run) -> None:
@@ -905,28 +944,34 @@ def _evidence(r: _Run) -> None:
 
 def _write_evidence(r: _Run) -> None:
     """One record per gate run, and no records left of gates a perturbation no longer runs."""
-    root, records_root, result = r.s.root, r.s.records_root, r.result
     vers = record.versions()
     now = record.utc_now()
     r.kept.save()
-    clean_of = result.baseline["clean_runs_of"]
     for p in r.todo:
-        pr = r.results[p["id"]]
-        patch = r.patches[p["id"]]
-        edir = paths.record_dir(records_root, p["id"])
-        written = set()
-        for o in pr.outcomes:
-            # counted up to CLEAN_RUNS: a record that says "enough" does not change with every run
-            runs = min(clean_of.get(o.gate, 0), record.CLEAN_RUNS)
-            rec = _record(p, pr, patch, o, root, r.hashes_before, vers, now, runs)
-            path = store.write_record(records_root, rec)
-            written.add(path.name)
-            result.evidence.append(paths.rel_to_root(path, root))
-        if edir.is_dir():  # records of gates this perturbation no longer runs
-            for old in edir.glob("*.json"):
-                if old.name not in written:
-                    old.unlink()
-    r.s.emit("evidence", f"evidence: {len(result.evidence)} records under {paths.rel_to_root(records_root, root)}")
+        if p["id"] not in r.written:
+            _write_records(r, p, vers, now)
+    r.s.emit("evidence", f"evidence: {len(r.result.evidence)} records under "
+                         f"{paths.rel_to_root(r.s.records_root, r.s.root)}")
+
+
+def _write_records(r: _Run, p: dict, vers: dict, now: str) -> None:
+    """The records of one perturbation, and none left of gates it no longer runs."""
+    root, records_root = r.s.root, r.s.records_root
+    pr = r.results[p["id"]]
+    patch = r.patches[p["id"]]
+    edir = paths.record_dir(records_root, p["id"])
+    written = set()
+    for o in pr.outcomes:
+        # counted up to CLEAN_RUNS: a record that says "enough" does not change with every run
+        runs = min(r.result.baseline["clean_runs_of"].get(o.gate, 0), record.CLEAN_RUNS)
+        rec = _record(p, pr, patch, o, root, r.hashes_before, vers, now, runs)
+        path = store.write_record(records_root, rec)
+        written.add(path.name)
+        r.result.evidence.append(paths.rel_to_root(path, root))
+    if edir.is_dir():  # records of gates this perturbation no longer runs
+        for old in edir.glob("*.json"):
+            if old.name not in written:
+                old.unlink()
 
 
 # ---------------------------------------------------------------- helpers

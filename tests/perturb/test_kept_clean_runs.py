@@ -8,6 +8,7 @@ only the rest. Acceptance is unchanged: ten green runs with identical readings, 
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -101,8 +102,15 @@ def test_a_store_file_that_cannot_be_read_keeps_nothing(tmp_path, text):
 
 def _run(repo, perturbations, test_paths, **kw):
     events: list[dict] = []
+
+    def seen(event: dict) -> None:  # a perturbation's report says whether its records were on disk by then
+        if event["event"] == "perturbation":
+            event = dict(event, message=event["message"] + (" (records on disk)" if (
+                repo / "reports" / "evidence" / event["id"]).is_dir() else ""))
+        events.append(event)
+
     r = run(perturbations, test_paths=test_paths, repo_root=repo, reports_dir="reports", jobs=2, timeout_s=60,
-            progress=events.append, **kw)
+            progress=seen, **kw)
     return r, [e.get("message", "") for e in events]
 
 
@@ -110,21 +118,25 @@ def _records(repo) -> dict[str, dict]:
     out = {}
     for p in sorted((repo / "reports" / "evidence" / "P_add").glob("*.json")):
         rec = json.loads(p.read_text())
-        out[p.name] = {k: v for k, v in rec.items() if k not in ("created_utc", "duration_s")}
+        out[p.name] = {k: v for k, v in rec.items() if k not in ("recorded_at", "record_sha256")}
     return out
 
 
 def test_a_second_run_counts_the_kept_clean_runs_and_an_edited_target_runs_them_again(repo):
-    first, _ = _run(repo, [P_ADD], [ARITH])
+    first, messages = _run(repo, [P_ADD], [ARITH])
     assert first.ok, first.error
+    assert "[1/1] P_add ... red by assertion (1 gate)" in messages  # green after unknown: written at the end
     assert len(first.baseline["runs"]) == clean_runs.CLEAN_RUNS
     kept = json.loads((repo / "reports" / "evidence" / "clean-runs.json").read_text())["instances"]
     assert ADD_1 in kept and len(kept) == 4  # every instance of the gates covering toysubj.arith
     assert {e["runs"] for e in kept.values()} == {clean_runs.CLEAN_RUNS + 1}  # green after is one more
     records = _records(repo)
 
+    shutil.rmtree(repo / "reports" / "evidence" / "P_add")
     second, messages = _run(repo, [P_ADD], [ARITH])
     assert second.ok, second.error
+    # everything known once its child ended: written then, so a run stopped later keeps them
+    assert "[1/1] P_add ... red by assertion (1 gate) (records on disk)" in messages
     assert second.baseline["runs"] == [] and second.baseline["clean_runs"] == 11
     assert GATE_ADD in second.green_after["kept"] and second.green_after["gates"] == []
     assert any("10 kept for 4 of 4 instances" in m for m in messages)
