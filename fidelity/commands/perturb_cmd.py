@@ -18,12 +18,19 @@ For the selected perturbations: the gates covering their targets pass unperturbe
 10 separate children (the clean runs), with bit-identical readings, so that a gate
 failing in half of all runs is refused as flaky with probability > 0.999; a gate red
 in some of them is reported flaky with the counts; a forced failure proves red is
-visible; each
-perturbation then runs in its own child process whose import hook serves the patched
-source (no file on disk is edited), and only the gates covering its target run. A gate
-counts as red only when its own assertion fails; an exception, timeout or crash is
-'red for another reason'. Afterwards the same gates must be green again. Evidence goes
-to the project's reports/evidence/ (JSON, pinned by hashes of gate, target and fixtures).
+visible; each perturbation then runs in its own child process whose import hook serves
+the patched source (no file on disk is edited), and only the gates covering its target
+run. A gate counts as red only when its own assertion fails; an exception, timeout or
+crash is 'red for another reason'. Afterwards the same gates must be green again.
+Evidence goes to the project's reports/evidence/ (JSON, pinned by hashes of gate,
+target and fixtures).
+
+Clean runs are kept (reports/evidence/clean-runs.json) per gate instance under a hash
+of everything it read (gate file, helpers, fixtures, targets' sources, harness,
+versions): a later run counts those whose hash matches, runs only the missing ones and
+judges old and new together. An instance with 10 kept runs is not run unpatched again
+(its green after is known), and a perturbation whose instances all have them is written
+as soon as its child ends, so a run stopped later keeps its records.
 
 Selection: ids (P1 P3), lists (P1,P3), ranges (P1..P5), --all, --stale (only those
 whose evidence is missing or stale), --file FILE.
