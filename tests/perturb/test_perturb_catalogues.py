@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from fidelity.perturb.clean_run_store import FILE_NAME as CLEAN_RUNS_FILE
 from fidelity.perturb import runner
 from fidelity.evidence.jsonio import sha256_file
 from fidelity.evidence.outcome import Outcome
@@ -99,7 +100,7 @@ def project(tmp_path_factory) -> Path:
     assert done.returncode == 0, done.stdout + done.stderr
     assert sorted(_hashes(root / "reports" / "evidence")) == [
         "P24/tests_toygate_arith.py_test_add_fixture.json", "P24/tests_toygate_arith.py_test_neg_is_float.json",
-        "P24/tests_toygate_arith.py_test_scale.json"]
+        "P24/tests_toygate_arith.py_test_scale.json", CLEAN_RUNS_FILE]
     return root
 
 
@@ -117,9 +118,10 @@ def test_own_ids_write_only_into_the_catalogues_own_folder(project, project_evid
     assert done.returncode == 0, done.stdout + done.stderr
     assert _hashes(folder) == before
     own = project / "reports" / "catalogues" / "mine" / "evidence"
-    assert sorted(_hashes(own)) == sorted(f"{pid}/tests_toygate_arith.py_{name}.json" for pid in ("swap-add", "my.defect_1")
-                                          for name in ("test_add_fixture", "test_neg_is_float", "test_scale"))
-    assert sorted(json.loads(done.stdout)["evidence"]) == sorted(f"reports/catalogues/mine/evidence/{p}" for p in _hashes(own))
+    records = sorted(f"{pid}/tests_toygate_arith.py_{name}.json" for pid in ("swap-add", "my.defect_1")
+                     for name in ("test_add_fixture", "test_neg_is_float", "test_scale"))
+    assert sorted(_hashes(own)) == sorted([*records, CLEAN_RUNS_FILE])  # its clean runs are kept in its own folder too
+    assert sorted(json.loads(done.stdout)["evidence"]) == [f"reports/catalogues/mine/evidence/{p}" for p in records]
     record = json.loads((own / "swap-add" / "tests_toygate_arith.py_test_add_fixture.json").read_text())
     assert (record["perturbation"], record["outcome"], record["green_after"]) == ("swap-add", "red_by_assertion", True)
 

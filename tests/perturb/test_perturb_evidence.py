@@ -5,6 +5,7 @@ import json
 import math
 import shutil
 
+from fidelity.perturb.clean_run_store import FILE_NAME as CLEAN_RUNS_FILE
 from fidelity.evidence import jsonio, store, verdict
 from fidelity.evidence.paths import evidence_root, record_path
 from fidelity.evidence.record import SCHEMA, EvidenceRecord
@@ -20,7 +21,7 @@ def _copy(main_run, tmp_path):
 
 
 def test_one_record_per_gate_and_perturbation_valid_deterministic_json(main_run):
-    files = sorted((main_run.repo / "reports" / "evidence").rglob("*.json"))
+    files = sorted(f for f in (main_run.repo / "reports" / "evidence").rglob("*.json") if f.name != CLEAN_RUNS_FILE)
     assert len(files) == 7 * 3
     assert sorted(main_run.result.evidence) == sorted(str(f.relative_to(main_run.repo)) for f in files)
     for f in files:

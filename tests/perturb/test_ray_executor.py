@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import ray
 
+from fidelity.perturb.clean_run_store import FILE_NAME as CLEAN_RUNS_FILE
 from fidelity.evidence import store
 from fidelity.evidence.outcome import Outcome
 from fidelity.perturb import executor as executor_mod
@@ -45,10 +46,16 @@ def project(tmp_path_factory) -> Path:
 
 
 def _without_when_written(folder: Path) -> dict[str, list[str]]:
-    """Every JSON file under `folder` by relative path, as its lines, less those saying when it was written."""
+    """Every record under `folder` by relative path, as its lines, less those saying when it was written."""
     return {p.relative_to(folder).as_posix(): [line for line in p.read_text(encoding="utf-8").splitlines()
                                                 if not line.strip().startswith(WHEN_WRITTEN)]
-            for p in sorted(folder.rglob("*.json"))}
+            for p in sorted(folder.rglob("*.json")) if p.name != CLEAN_RUNS_FILE}
+
+
+def _kept_clean_runs(folder: Path) -> dict[str, tuple]:
+    """The clean runs a run kept, but for how long each first took."""
+    return {n: (e["key"], e["runs"], e["outcome"], e["readings"])
+            for n, e in json.loads((folder / CLEAN_RUNS_FILE).read_text())["instances"].items()}
 
 
 def test_p1_to_p5_on_ray_write_the_evidence_the_local_executor_writes(cluster, project, tmp_path):
@@ -62,6 +69,7 @@ def test_p1_to_p5_on_ray_write_the_evidence_the_local_executor_writes(cluster, p
     records = _without_when_written(tmp_path / "local")
     assert len(records) == 20  # 5 perturbations x the project's 4 gates
     assert _without_when_written(tmp_path / "ray") == records
+    assert _kept_clean_runs(tmp_path / "ray") == _kept_clean_runs(tmp_path / "local")
     # while it ran, the terminal said where the units stood; at the end none is left
     tallies = [line for line in on_ray.stderr.splitlines() if line.startswith("units on the ray executor:")]
     assert tallies and tallies[-1].endswith("0 running, 0 queued")
