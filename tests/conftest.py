@@ -31,3 +31,47 @@ def _project_state_restored():
         os.environ[project.ROOT_ENV] = env
     sys.path[:] = path
     project._CURRENT[:] = current
+
+
+def made_once(tmp_path_factory, name: str, make) -> "os.PathLike":
+    """The folder `make(folder)` fills, made once per test run and shared by every xdist worker (the first
+    to ask makes it while the others wait on a lock; the rest read it). Treat it as read-only: copy it
+    before changing anything in it."""
+    import fcntl
+    import shutil
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's own folder, above each worker's
+    folder = base / f"made-once-{name}"
+    with open(base / f"made-once-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (base / f"made-once-{name}.done").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            (base / f"made-once-{name}.done").touch()
+    return folder
+
+
+@pytest.fixture(scope="session")
+def regenerated_fixtures(tmp_path_factory):
+    """This project's fixtures, regenerated once for the whole run (fixtures.store.regenerate): every
+    file is build(id) serialised, so a test about verify's comparing and naming can take its fresh
+    builds from here (`fixtures_built_once`) instead of building every fixture again (~10-20 s each)."""
+    from fidelity.fixtures import store
+
+    return made_once(tmp_path_factory, "fixtures", store.regenerate)
+
+
+@pytest.fixture
+def fixtures_built_once(regenerated_fixtures, monkeypatch):
+    """verify's fresh builds read from `regenerated_fixtures`, not built again. Building itself is held
+    by tests/oracles/test_fixture_store.py (a second regeneration byte-identical to this one and to the
+    committed files; pooled builds equal to serial ones)."""
+    import json
+
+    from fidelity.fixtures import store
+
+    monkeypatch.setattr(store, "_build_all", lambda ids: [
+        json.loads((regenerated_fixtures / f"{fid}.json").read_text(encoding="utf-8")) for fid in ids])

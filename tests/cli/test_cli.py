@@ -11,6 +11,11 @@ from fidelity.cli import main
 REPO = Path(__file__).resolve().parents[2]
 
 
+# The fixtures --verify tests take verify's fresh builds from one regeneration shared by the run (conftest's
+# fixtures_built_once): they are about the verb's exit code and what it names; building is held by
+# tests/oracles/test_fixture_store.py.
+
+
 def run_cli(capsys, *argv):
     code = main(list(argv))
     out, err = capsys.readouterr()
@@ -81,12 +86,12 @@ def test_check_json_file_keeps_the_report_while_the_text_goes_to_the_terminal(tm
     assert report["stages"][0]["error"]["file"].endswith("broken.yaml")
 
 
-def test_fixtures_verify_is_green(capsys):
+def test_fixtures_verify_is_green(capsys, fixtures_built_once):
     code, out, _ = run_cli(capsys, "fixtures", "--verify", "--json")
     assert code == 0 and json.loads(out)["ok"] is True
 
 
-def test_fixtures_verify_names_a_changed_digit(tmp_path, capsys):
+def test_fixtures_verify_names_a_changed_digit(tmp_path, capsys, fixtures_built_once):
     src = REPO / "fixtures"
     for f in src.glob("*.json"):
         (tmp_path / f.name).write_text(f.read_text())
@@ -97,7 +102,7 @@ def test_fixtures_verify_names_a_changed_digit(tmp_path, capsys):
     assert code == 1 and "mhc.eq3_sliced" in out and "out" in out
 
 
-def test_fixtures_verify_invalid_json_is_exit_2(tmp_path, capsys):
+def test_fixtures_verify_invalid_json_is_exit_2(tmp_path, capsys, fixtures_built_once):
     src = REPO / "fixtures"
     for f in src.glob("*.json"):
         (tmp_path / f.name).write_text(f.read_text())

@@ -13,10 +13,12 @@ SPEC_EQUATIONS = load_catalogue(Path(__file__).resolve().parents[2] / "specs").e
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory):
-    a = tmp_path_factory.mktemp("fixtures_a")
+def generated(tmp_path_factory, regenerated_fixtures):
+    """Two regenerations: the run's shared one (conftest's regenerated_fixtures, whose builds other
+    tests' verify reads) and one of this module's own."""
+    a = regenerated_fixtures
     b = tmp_path_factory.mktemp("fixtures_b")
-    return a, fs.regenerate(a), b, fs.regenerate(b)
+    return a, sorted(a.glob("*.json"), key=lambda p: fs.project_fixtures().index(p.stem)), b, fs.regenerate(b)
 
 
 def test_regeneration_is_byte_identical_twice_and_matches_the_committed_files(generated):
