@@ -75,3 +75,43 @@ def fixtures_built_once(regenerated_fixtures, monkeypatch):
 
     monkeypatch.setattr(store, "_build_all", lambda ids: [
         json.loads((regenerated_fixtures / f"{fid}.json").read_text(encoding="utf-8")) for fid in ids])
+
+
+class PerturbedInitProject:
+    """The project `fidelity init mypaper` writes, after `fidelity perturb --all` and then `fidelity check
+    --json` in it, as a user runs them (the CLI in a child process, from the project)."""
+
+    def __init__(self, folder):
+        import json
+
+        self.root = folder / "mypaper"
+        self.check_returncode = int((folder / "check.returncode").read_text())
+        self.check_stdout = (folder / "check.stdout").read_text(encoding="utf-8")
+        self.check_report = json.loads(self.check_stdout)
+
+    def copy(self, dest):
+        """A copy of the project at `dest` (the project's root), to change or run commands in."""
+        import shutil
+
+        shutil.copytree(self.root, dest)
+        return dest
+
+
+def _perturb_all_then_check(folder):
+    from toy_project import fidelity, init_project
+
+    root = init_project(folder)
+    perturb = fidelity("perturb", "--all", cwd=root)
+    assert perturb.returncode == 0, perturb.stdout[-2000:] + perturb.stderr[-2000:]
+    check = fidelity("check", "--json", cwd=root)
+    (folder / "check.stdout").write_text(check.stdout, encoding="utf-8")
+    (folder / "check.returncode").write_text(str(check.returncode))
+
+
+@pytest.fixture(scope="session")
+def perturbed_init_project(tmp_path_factory) -> PerturbedInitProject:
+    """One `init`, `perturb --all` (~15-30 s) and `check --json` (~6-10 s) for the whole run, shared by the
+    tests that start from that state (scaffold, evidence integrity, discovery in check). Read-only:
+    `copy()` it to change anything or to run a command that writes into the project."""
+    return PerturbedInitProject(made_once(tmp_path_factory, "perturbed-init-project", _perturb_all_then_check))
+

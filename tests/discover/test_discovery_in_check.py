@@ -5,7 +5,7 @@ import json
 import os
 
 import pytest
-from toy_project import fidelity, init_project
+from toy_project import fidelity
 
 
 SHARPENED = '''
@@ -33,10 +33,10 @@ def discovery_stage_of(root):
 
 
 @pytest.fixture(scope="module")
-def discovered(tmp_path_factory):
-    root = init_project(tmp_path_factory.mktemp("scratch"))
-    assert fidelity("perturb", "--all", cwd=root).returncode == 0
-    before = json.loads(fidelity("check", "--json", cwd=root).stdout)
+def discovered(tmp_path_factory, perturbed_init_project):
+    # init, perturb --all and check --json: the run's one (conftest), the rest in a copy of its project
+    root = perturbed_init_project.copy(tmp_path_factory.mktemp("scratch") / "mypaper")
+    before = perturbed_init_project.check_report
     module = root / "mypaper" / "softmax.py"
     module.write_text(module.read_text() + SHARPENED)
     assert fidelity("perturb", "--stale", cwd=root).returncode == 0  # the module changed: its evidence again
@@ -69,15 +69,14 @@ def test_check_fails_naming_the_default_no_gate_reaches(discovered):
     root, _, found = discovered
     defaults = _default_mutants(json.loads(found.stdout))
     assert defaults and all(m["outcome"] == "blind_spot" for m in defaults)
-    check = fidelity("check", "--json", cwd=root)
-    report = json.loads(check.stdout)
+    check = fidelity("check", "--json-file", str(root.parent / "check.json"), cwd=root)  # one run: text and JSON
+    report = json.loads((root.parent / "check.json").read_text())
     assert check.returncode == 1 and not report["ok"]
     assert [s["stage"] for s in report["stages"] if not s["ok"]] == ["discovery"]
     problems = stage(report, "discovery")["problems"]
     for m in defaults:
         assert any(f"unexplained blind spot mypaper.softmax:{m['key']}" in p for p in problems), problems
-    text = fidelity("check", cwd=root)
-    assert "discovery RED  unexplained blind spot mypaper.softmax:" in text.stdout and "check: RED" in text.stdout
+    assert "discovery RED  unexplained blind spot mypaper.softmax:" in check.stdout and "check: RED" in check.stdout
 
 
 def test_explaining_every_blind_spot_beside_its_equation_turns_the_discovery_stage_green(discovered, tmp_path):

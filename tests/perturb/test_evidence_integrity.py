@@ -1,22 +1,21 @@
 """A record that cannot be read is named, never skipped: `check` goes RED naming the file and why, and
 `perturb --stale` re-creates it. Issue 15: a truncated record was ignored by the loader, so check
 stayed GREEN when another record accepted the gate and said "never seen red" otherwise, naming no file.
-The project is the one `fidelity init` writes, its perturbations run once."""
+The project is the one `fidelity init` writes, its perturbations run once (conftest's
+perturbed_init_project, shared by the run; each test changes a copy)."""
 import json
 import shutil
 
 import pytest
-from toy_project import fidelity, init_project
+from toy_project import fidelity
 
 from fidelity.evidence import store
 from fidelity.evidence.record import RECREATE, SCHEMA, EvidenceRecord, record_hash
 
 
 @pytest.fixture(scope="module")
-def accepted(tmp_path_factory):
-    root = init_project(tmp_path_factory.mktemp("scratch"))
-    assert fidelity("perturb", "--all", cwd=root).returncode == 0
-    return root
+def accepted(perturbed_init_project):
+    return perturbed_init_project.root
 
 
 def _copy(root, tmp_path, name):

@@ -12,20 +12,16 @@ def fidelity(*argv, cwd):
 
 
 @pytest.fixture(scope="module")
-def scaffolded(tmp_path_factory):
-    scratch = tmp_path_factory.mktemp("scratch")
-    init = fidelity("init", "mypaper", cwd=scratch)
-    assert init.returncode == 0, init.stderr
-    root = scratch / "mypaper"
-    perturb = fidelity("perturb", "--all", cwd=root)
-    assert perturb.returncode == 0, perturb.stdout + perturb.stderr
-    return root
+def scaffolded(perturbed_init_project, tmp_path_factory):
+    """A copy of the run's one `fidelity init mypaper` + `fidelity perturb --all` (conftest's
+    perturbed_init_project, which ran `fidelity check --json` in it next)."""
+    return perturbed_init_project.copy(tmp_path_factory.mktemp("scratch") / "mypaper")
 
 
-def test_perturb_all_then_check_is_green_in_the_new_project(scaffolded):
-    check = fidelity("check", "--json", cwd=scaffolded)
-    report = json.loads(check.stdout)
-    assert check.returncode == 0 and report["ok"], check.stdout[-3000:]
+def test_perturb_all_then_check_is_green_in_the_new_project(perturbed_init_project):
+    check = perturbed_init_project  # `fidelity check --json` right after `fidelity perturb --all`
+    report = check.check_report
+    assert check.check_returncode == 0 and report["ok"], check.check_stdout[-3000:]
     assert {s["stage"] for s in report["stages"]} == {"specs", "fixtures", "claims", "code", "gates", "evidence", "discovery"}
     assert [c["verdict"] for c in report["claims"]] == ["confirmed"]
     gates = {g["gate"].split("::")[1]: g for g in report["gates"]}
