@@ -115,3 +115,32 @@ def perturbed_init_project(tmp_path_factory) -> PerturbedInitProject:
     `copy()` it to change anything or to run a command that writes into the project."""
     return PerturbedInitProject(made_once(tmp_path_factory, "perturbed-init-project", _perturb_all_then_check))
 
+
+class DiscoveredInitProject:
+    """`fidelity discover --module mypaper.softmax --json` in a copy of perturbed_init_project's project: its
+    exit code, what it printed, and the record it wrote under the copy's reports/discovery."""
+
+    def __init__(self, folder):
+        import json
+
+        self.root = folder / "mypaper"
+        self.returncode = int((folder / "discover.returncode").read_text())
+        self.stdout = (folder / "discover.stdout").read_text(encoding="utf-8")
+        self.stderr = (folder / "discover.stderr").read_text(encoding="utf-8")
+        self.report = json.loads(self.stdout)
+        self.record = self.root / "reports" / "discovery" / "mypaper.softmax.json"
+
+
+@pytest.fixture(scope="session")
+def discovered_init_project(tmp_path_factory, perturbed_init_project) -> DiscoveredInitProject:
+    """One discovery of the init project's module for the whole run (~10-25 s), shared by the tests that
+    read it (the scaffold's no-blind-spot claim, the Ray executor's local side). Read-only."""
+    from toy_project import fidelity
+
+    def discover(folder):
+        root = perturbed_init_project.copy(folder / "mypaper")
+        found = fidelity("discover", "--module", "mypaper.softmax", "--json", cwd=root)
+        for name, text in (("stdout", found.stdout), ("stderr", found.stderr), ("returncode", str(found.returncode))):
+            (folder / f"discover.{name}").write_text(text, encoding="utf-8")
+
+    return DiscoveredInitProject(made_once(tmp_path_factory, "discovered-init-project", discover))

@@ -3,7 +3,10 @@ writes the evidence a local run writes, apart from when each record was written,
 worker is killed mid-run is recorded as red for another reason while the rest of the run completes.
 
 The project is the one `fidelity init` writes: its P1..P5, and its module for a small discovery, each
-run once on the local executor and once on Ray, as a user runs them (the CLI, from the project).
+run once on the local executor and once on Ray, as a user runs them (the CLI, from the project). The
+local runs are the test run's shared ones (conftest's perturbed_init_project: `perturb --all`, which is
+P1..P5; discovered_init_project: `discover --module`), in other copies of the same project: a record
+names no folder it was written from, so a copy's records are the records of the project.
 The CLI joins the module's cluster by its address, so the project is shipped to the workers and every
 path in a unit is mapped to the worker's copy and back."""
 from __future__ import annotations
@@ -27,9 +30,9 @@ from fidelity.evidence.outcome import Outcome
 from fidelity.perturb import executor as executor_mod
 from fidelity.perturb import ray_executor
 
-from toy_project import fidelity, init_project
+from toy_project import fidelity
 
-NAME = "raypaper"
+NAME = "mypaper"  # the shared init project's name
 WHEN_WRITTEN = ('"recorded_at"', '"record_sha256"')  # the lines that say when a record was written
 
 
@@ -41,8 +44,8 @@ def cluster():
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    return init_project(tmp_path_factory.mktemp("ray"), NAME)
+def project(tmp_path_factory, perturbed_init_project) -> Path:
+    return perturbed_init_project.copy(tmp_path_factory.mktemp("ray") / NAME)
 
 
 def _without_when_written(folder: Path) -> dict[str, list[str]]:
@@ -58,37 +61,38 @@ def _kept_clean_runs(folder: Path) -> dict[str, tuple]:
             for n, e in json.loads((folder / CLEAN_RUNS_FILE).read_text())["instances"].items()}
 
 
-def test_p1_to_p5_on_ray_write_the_evidence_the_local_executor_writes(cluster, project, tmp_path):
-    local = fidelity("perturb", "P1..P5", "--evidence", str(tmp_path / "local"), cwd=project)
-    assert local.returncode == 0, local.stderr[-3000:]
+def test_p1_to_p5_on_ray_write_the_evidence_the_local_executor_writes(cluster, project, tmp_path,
+                                                                      perturbed_init_project):
+    local = perturbed_init_project.root / "reports" / "evidence"  # `perturb --all` on the local executor
     on_ray = fidelity("perturb", "P1..P5", "--evidence", str(tmp_path / "ray"), "--executor", "ray",
                       "--ray-address", cluster, cwd=project)
     assert on_ray.returncode == 0, on_ray.stderr[-3000:]
     assert "perturb: GREEN  5 perturbations: 5 caught by every listed gate" in on_ray.stdout
 
-    records = _without_when_written(tmp_path / "local")
+    records = _without_when_written(local)
     assert len(records) == 20  # 5 perturbations x the project's 4 gates
     assert _without_when_written(tmp_path / "ray") == records
-    assert _kept_clean_runs(tmp_path / "ray") == _kept_clean_runs(tmp_path / "local")
+    assert _kept_clean_runs(tmp_path / "ray") == _kept_clean_runs(local)
     # while it ran, the terminal said where the units stood; at the end none is left
     tallies = [line for line in on_ray.stderr.splitlines() if line.startswith("units on the ray executor:")]
     assert tallies and tallies[-1].endswith("0 running, 0 queued")
     assert int(tallies[-1].split(": ")[1].split(" done")[0]) == 18  # forced failure, 10 clean, 5, 2 green after
 
 
-def test_a_small_discovery_on_ray_records_what_the_local_executor_records(cluster, project, tmp_path):
+def test_a_small_discovery_on_ray_records_what_the_local_executor_records(cluster, project, tmp_path,
+                                                                          discovered_init_project):
     record = project / "reports" / "discovery" / f"{NAME}.softmax.json"
-    local = fidelity("discover", "--module", f"{NAME}.softmax", cwd=project)
+    local = discovered_init_project  # `discover --module mypaper.softmax` on the local executor
     assert local.returncode == 0, local.stderr[-3000:]
-    shutil.copy(record, tmp_path / "local.json")
-    record.unlink()
+    shutil.copy(local.record, tmp_path / "local.json")
+    assert not record.exists()
     on_ray = fidelity("discover", "--module", f"{NAME}.softmax", "--executor", "ray", "--ray-address", cluster,
                       cwd=project)
     assert on_ray.returncode == 0, on_ray.stderr[-3000:]
     assert "units on the ray executor:" in on_ray.stderr
 
     lines = _without_when_written(tmp_path)["local.json"]
-    assert ' "module": "raypaper.softmax",' in lines and any('"outcome": "killed"' in line for line in lines)
+    assert f' "module": "{NAME}.softmax",' in lines and any('"outcome": "killed"' in line for line in lines)
     assert [line for line in record.read_text(encoding="utf-8").splitlines()
             if not line.strip().startswith(WHEN_WRITTEN)] == lines
 

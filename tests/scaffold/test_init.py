@@ -34,15 +34,11 @@ def test_perturb_all_then_check_is_green_in_the_new_project(perturbed_init_proje
     assert gates["test_softmax_at_temperature_two_matches_the_oracle"]["subjects"]["mypaper"]["passed"] == 2  # f32, f64
 
 
-def test_discovery_finds_no_blind_spot_in_the_new_project(scaffolded, tmp_path):
+def test_discovery_finds_no_blind_spot_in_the_new_project(discovered_init_project):
     """The example is a model to copy: its gates leave no mutant of its implementation unexplained."""
-    import shutil
-
-    copy = tmp_path / "copy"
-    shutil.copytree(scaffolded, copy)
-    found = fidelity("discover", "--module", "mypaper.softmax", "--json", cwd=copy)
+    found = discovered_init_project  # `fidelity discover --module mypaper.softmax --json` in a copy of the project
     assert found.returncode == 0, found.stdout[-3000:] + found.stderr[-2000:]
-    outcomes = {m["outcome"] for m in json.loads(found.stdout)["mutants"]}
+    outcomes = {m["outcome"] for m in found.report["mutants"]}
     assert "killed" in outcomes and not outcomes & {"blind_spot", "undecided"}
 
 
