@@ -147,10 +147,12 @@ def test_perturb_file_with_a_pattern_matching_nothing(tmp_path, capsys):
     assert not launch._stopped.is_set()
 
 
-def test_perturb_ends_with_one_verdict_line(tmp_path):
-    from toy_project import fidelity, init_project
+def test_perturb_ends_with_one_verdict_line(tmp_path, perturbed_init_project):
+    from toy_project import fidelity
 
-    root = init_project(tmp_path)  # the init project's P1: a run of seconds, not our suite's
+    # the init project's P1: a run of seconds, not our suite's; in a copy of the run's perturbed one, whose
+    # kept clean runs spare this run its ten
+    root = perturbed_init_project.copy(tmp_path / "mypaper")
     run = fidelity("perturb", "P1", cwd=root)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.rstrip().splitlines()[-1] == ("perturb: GREEN  1 perturbations: 1 caught by every listed "
