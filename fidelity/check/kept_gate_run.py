@@ -15,7 +15,6 @@ deleting it only means the next `--changed` runs everything.
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -65,13 +64,7 @@ class KeptGateRun:
 
 
 def _read(path: Path) -> dict[str, dict]:
-    """The kept entries; none when the file is missing, unreadable or of another schema."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("instances"), dict):
-        return {}
-    return {n: e for n, e in data["instances"].items()
+    """The valid kept entries (jsonio.read_instances: none of a bad file)."""
+    return {n: e for n, e in jsonio.read_instances(path, SCHEMA).items()
             if isinstance(e, dict) and isinstance(e.get("key"), str) and isinstance(e.get("item"), dict)
             and e["item"].get("nodeid") == n}

@@ -84,6 +84,19 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
     write_atomic(path, dumps(obj))
 
 
+def read_instances(path: str | os.PathLike, schema: str) -> dict[str, Any]:
+    """The "instances" of a file `{"schema": schema, "instances": {...}}` (what a run keeps per gate
+    instance); empty when it is missing, unreadable or of another schema: what it kept is then made
+    again, never trusted and never an error."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("schema") != schema or not isinstance(data.get("instances"), dict):
+        return {}
+    return data["instances"]
+
+
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

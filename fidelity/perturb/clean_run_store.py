@@ -17,7 +17,6 @@ the evidence folder's writer lock; a write is atomic (jsonio).
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -76,15 +75,8 @@ class CleanRunStore:
 
 
 def _read(path: Path) -> dict[str, dict]:
-    """The entries of a store file; none when it is missing, unreadable or of another schema (its
-    clean runs are then run again: never trusted, never an error)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("instances"), dict):
-        return {}
-    return {n: e for n, e in data["instances"].items() if _valid(e)}
+    """The valid entries of a store file (jsonio.read_instances: none of a bad file)."""
+    return {n: e for n, e in jsonio.read_instances(path, SCHEMA).items() if _valid(e)}
 
 
 def _valid(e: object) -> bool:
