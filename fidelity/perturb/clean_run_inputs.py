@@ -112,10 +112,10 @@ def _versions() -> list[str]:
 
 
 def _harness_files(config_modules: tuple[str, ...], search: list[str]) -> list[Path]:
-    """The fidelity package's .py files and those of the configured subject/mechanism modules."""
-    import fidelity
-
-    package = Path(fidelity.__file__).resolve().parent
+    """The .py files of the fidelity package a child imports (first on its search path: in this
+    repository's own checkout that is the checkout, whichever install runs the parent) and those of the
+    configured subject/mechanism modules."""
+    package = Path(locate.find_source("fidelity", search)).resolve().parent
     files = {p for p in package.rglob("*.py") if "__pycache__" not in p.parts}
     for module in config_modules:
         try:

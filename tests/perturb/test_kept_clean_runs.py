@@ -69,6 +69,18 @@ def test_editing_another_instances_target_leaves_the_key_alone(repo):
     assert after[0] == before[0] and after[1] != before[1]
 
 
+def test_the_harness_in_the_key_is_the_fidelity_package_a_child_imports(repo):
+    """A project holding its own `fidelity` (this repository, checked by a fidelity installed elsewhere, as CI's
+    second check is) runs its gates on that copy: the key hashes it, not the package running the parent."""
+    add = _item(ADD_1, ["toysubj.arith"])
+    installed = _keys(repo, add)
+    (repo / "fidelity").mkdir()
+    (repo / "fidelity" / "__init__.py").write_text('"""the checkout\'s own copy"""\n')
+    own = _keys(repo, add)
+    (repo / "fidelity" / "__init__.py").write_text('"""the checkout\'s own copy, edited"""\n')
+    assert len({installed[0], own[0], _keys(repo, add)[0]}) == 3
+
+
 def test_an_instance_without_a_target_or_with_one_not_found_has_no_key(repo):
     assert _keys(repo, _item(ADD_1, []), _item(ADD_1, ["toysubj.no_such_module"])) == [None, None]
 
