@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fidelity import project
-from fidelity.evidence import paths, store, verdict
+from fidelity.evidence import listed_gates, paths, store, verdict
 from fidelity.evidence.record import CLEAN_RUNS
 
 
@@ -30,10 +30,18 @@ def gate_acceptance(cat, reports_dir: Path | None = None, root: Path | None = No
         here = project.current()
         reports_dir = here.reports if reports_dir is None else reports_dir
         root = here.root if root is None else root
-    perturbations = {p.id: {**p.data} for p in cat.perturbations.values()}
+    perturbations = _perturbations(cat)
     if records is None:
         records = store.load_all(paths.evidence_root(reports_dir))
     judged = verdict.judge(records, root, perturbations)
+    return _acceptance(judged, perturbations)
+
+
+def _perturbations(cat) -> dict[str, dict]:
+    return {p.id: {**p.data} for p in cat.perturbations.values()}
+
+
+def _acceptance(judged: list[verdict.Judged], perturbations: dict[str, dict]) -> tuple[dict, dict]:
     gates = {g: {"accepted": v.accepted, "by": [_entry(j) for j in v.by], "stale": [_entry(j) for j in v.stale],
                  "not_red": [_entry(j) for j in v.not_red]}
              for g, v in verdict.by_gate(judged).items()}
@@ -59,10 +67,28 @@ def why_not_accepted(acc: dict) -> str:
     return "; ".join(parts) or "never seen red: no perturbation has run that lists or covers it"
 
 
+def what_to_run(acc: dict) -> str:
+    """What to do for a gate that is not accepted: with stale or missing evidence, re-run it; with
+    only current evidence that refuses it, re-running changes nothing until the gate (or the
+    perturbation) does, and every perturbation concerned is named."""
+    if acc["stale"] or not acc["not_red"]:
+        return "run `fidelity perturb --stale`"
+    concerned = sorted({e["perturbation"] for e in acc["not_red"]}, key=_id_order)
+    return (f"its evidence is current, so running it again as it is changes nothing: strengthen the gate (or "
+            f"correct the perturbation), then run `fidelity perturb {' '.join(concerned)}`")
+
+
+def _id_order(pid: str) -> tuple:
+    digits = pid.lstrip("P")
+    return (0, int(digits), pid) if digits.isdigit() else (1, 0, pid)
+
+
 def run(cat, args, say, gate_rows: list[dict] | None = None) -> dict:
     here = project.current()
     records, bad = store.scan(here.evidence)
-    acceptance, caught = gate_acceptance(cat, here.reports, here.root, records)
+    spec_of = _perturbations(cat)
+    judged = verdict.judge(records, here.root, spec_of)
+    acceptance, caught = _acceptance(judged, spec_of)
     gate_rows = gate_rows or []
     # a record that cannot be read is named, never skipped: another record may accept its gate,
     # but nobody can say what the bad one held
@@ -73,8 +99,12 @@ def run(cat, args, say, gate_rows: list[dict] | None = None) -> dict:
         row["accepted_by"] = sorted({e["perturbation"] for e in acc["by"]})
         row["stale_evidence"] = acc["stale"]
         if not acc["accepted"]:
-            problems.append(f"gate {row['gate']} is not accepted ({why_not_accepted(acc)}): "
-                            f"run `fidelity perturb --stale`")
+            problems.append(f"gate {row['gate']} is not accepted ({why_not_accepted(acc)}): {what_to_run(acc)}")
+    # what the runner refuses though another perturbation accepts the gate: a listed gate not red under
+    # its perturbation, a gate name the suite does not have (judged only when the suite was collected)
+    known = {row["gate"] for row in gate_rows} if gate_rows else None
+    refused = listed_gates.refusals(spec_of, judged, known)
+    problems += [r.sentence() for r in refused]
     covered: dict[str, list[str]] = {}
     for row in gate_rows:
         if row.get("accepted"):
@@ -90,7 +120,8 @@ def run(cat, args, say, gate_rows: list[dict] | None = None) -> dict:
     perturbations = []
     for p in cat.perturbations.values():
         by = sorted(caught.get(p.id, []))
-        perturbations.append({"id": p.id, "title": p.data["title"], "caught_by": by})
+        perturbations.append({"id": p.id, "title": p.data["title"], "caught_by": by,
+                              "refused": [{"gate": r.gate, "why": r.why} for r in refused if r.perturbation == p.id]})
         if not by:
             problems.append(f"perturbation {p.id} ({p.data['title']}) is caught by no gate with current evidence "
                             f"(a blind spot, or evidence missing/stale)")
@@ -100,6 +131,7 @@ def run(cat, args, say, gate_rows: list[dict] | None = None) -> dict:
         say(f"evidence  ... and {len(problems) - 40} more")
     accepted = sum(1 for r in gate_rows if r.get("accepted"))
     say(f"evidence  {'ok ' if not problems else 'RED'}  {accepted}/{len(gate_rows)} gates accepted, "
-        f"{sum(1 for p in perturbations if p['caught_by'])}/{len(perturbations)} perturbations caught")
+        f"{sum(1 for p in perturbations if p['caught_by'])}/{len(perturbations)} perturbations caught"
+        + (f", {len(refused)} listed gates refused" if refused else ""))
     return {"stage": "evidence", "ok": not problems, "problems": problems,
             "equations": equations, "perturbations": perturbations}

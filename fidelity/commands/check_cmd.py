@@ -11,7 +11,10 @@ Stages, in order (if the specs do not load, no later stage runs):
             and device; missing subjects or devices are reported as not run
   evidence  every gate has current evidence of going red by its own assertion
             under a perturbation (and green again); every implemented equation
-            is covered by an accepted gate; every perturbation is caught
+            is covered by an accepted gate; every perturbation is caught; and,
+            as `fidelity perturb` demands, every gate a perturbation lists is
+            red under THAT perturbation (accepted by another is not enough)
+            and every gate it lists or predicts exists in the suite
   discovery every blind spot `fidelity discover` recorded in the project's code
             is closed by a gate or explained beside its equation in the spec
 
