@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fidelity import __version__, project
+from fidelity import __version__, own_checkout, project
 from fidelity.commands import (check_cmd, discover_cmd, fixtures_cmd, init_cmd, list_cmd, perturb_cmd, report_cmd,
                                show_cmd)
 from fidelity.commands.common import EXIT_USAGE
@@ -47,10 +47,15 @@ def _project(args) -> project.Project | None:
     """The project the verb works on, activated for this process and its children."""
     if getattr(args, "project_optional", False) and not args.root:
         try:
-            return project.find().activate()
+            found = project.find()
         except project.ProjectNotFound:
             return None
-    return (project.load(args.root) if args.root else project.find()).activate()
+    else:
+        found = project.load(args.root) if args.root else project.find()
+    wrong = own_checkout.mismatch(found.root)
+    if wrong:
+        raise project.ProjectError(wrong)
+    return found.activate()
 
 
 def _json_error(args, error: dict) -> None:

@@ -10,7 +10,7 @@ import fidelity
 LAYERS = [
     {"textable", "references", "writer_lock", "targets", "cache", "child_env"},
     {"evidence"},
-    {"project"},
+    {"project", "own_checkout"},
     {"spec"},
     {"mechanisms"},
     {"impl"},
