@@ -39,6 +39,7 @@ BOUND = 1e-9          # relative: float64 noise of reordered arithmetic is ~1e-1
 SEEDS = (0, 1, 2, 3)  # each probe is drawn with these seeds, at two sizes
 # smallest first: the first difference found is then at the smallest size that shows it
 SIZES = ({"n": 2, "L": 2, "d": 2, "C": 1, "N": 1, "T": 1}, {"n": 3, "L": 3, "d": 4, "C": 2, "N": 2, "T": 2})
+DISTINCT_AXES = "two leading axes, every axis its own size"
 
 
 @dataclass
@@ -94,15 +95,16 @@ def _resolve(module: types.ModuleType, qualname: str):
 
 # ---------------------------------------------------------------- inputs
 
-def _shape(spec: str, sizes: dict, lead: int) -> list[int] | None:
-    """'[L, ..., d]' -> [3, 2, 4] with `lead` axes for '...'; None for a shape we cannot read."""
+def _shape(spec: str, sizes: dict, lead: tuple[int, ...] = (2,)) -> list[int] | None:
+    """'[L, ..., d]' -> [3, 2, 4] with the `lead` axes where it says '...'; None for a shape we cannot
+    read. Every letter needs a size in `sizes` (axis_sizes gives the unknown ones theirs)."""
     inner = spec.strip()
     if not (inner.startswith("[") and inner.endswith("]")):
         return None
     dims = []
     for token in (t.strip() for t in inner[1:-1].split(",") if t.strip()):
         if token in ("...", ".."):
-            dims += [2] * lead
+            dims += list(lead)
         elif re.fullmatch(r"[A-Za-z]+", token):
             if token not in sizes:
                 return None
@@ -112,6 +114,27 @@ def _shape(spec: str, sizes: dict, lead: int) -> list[int] | None:
         else:
             return None
     return dims
+
+
+# '...' as two leading axes, each its own size: with every letter also its own size, an input of
+# rank >= 3 in which no two axes can be confused (on [n, d], dim=1 and dim=-1 are the same axis)
+DISTINCT_LEAD = (2, 3)
+
+
+def axis_sizes(sizes: dict, shapes: list[str], distinct: bool = False) -> dict:
+    """`sizes` with a size for every letter the shapes use, whatever the letter: one SIZES knows keeps
+    its size, another gets the next size no letter has. `distinct`: every letter a size of its own, none
+    equal to a leading axis of DISTINCT_LEAD."""
+    letters = sorted({t for spec in shapes for t in re.findall(r"[A-Za-z]+", spec)})
+    out = dict(sizes)
+    taken = set(DISTINCT_LEAD) if distinct else set()
+    for letter in sorted(letters, key=lambda t: (t not in sizes, t)):  # the known ones first
+        size = sizes.get(letter, max([*out.values(), *taken, 1]) + 1)
+        while distinct and size in taken:
+            size += 1
+        out[letter] = size
+        taken.add(size)
+    return out
 
 
 def _tensor(shape: list[int], generator: torch.Generator) -> torch.Tensor:
@@ -127,18 +150,21 @@ def _mechanism_probe(qualname: str, interface: dict, routes: tuple[str, ...]) ->
     optional_tensors = [a for a in arguments if not a["required"] and a["shape"] and "Tensor" in a["type"]]
     has_backward = any(a["name"] == "backward" for a in arguments)
 
-    def variant(extra: dict | None = None, tensors: tuple = (), route: str | None = None):
+    shapes = [a["shape"] for a in arguments if a["shape"]]
+
+    def variant(extra: dict | None = None, tensors: tuple = (), route: str | None = None, distinct: bool = False):
         def make(seed: int, sizes: dict):
             g = torch.Generator().manual_seed(seed)
+            sizes, lead = axis_sizes(sizes, shapes, distinct), DISTINCT_LEAD if distinct else (2,)
             args = []
             for a in required:
-                shape = _shape(a["shape"], sizes, lead=1)
+                shape = _shape(a["shape"], sizes, lead)
                 if shape is None:
                     raise _NoProbe(f"shape {a['shape']!r} of {a['name']}")
                 args.append(_tensor(shape, g))
             kwargs = dict(extra or {})
             for a in tensors:
-                shape = _shape(a["shape"], sizes, lead=1)
+                shape = _shape(a["shape"], sizes, lead)
                 if shape is None:
                     raise _NoProbe(f"shape {a['shape']!r} of {a['name']}")
                 kwargs[a["name"]] = _tensor(shape, g)
@@ -149,6 +175,7 @@ def _mechanism_probe(qualname: str, interface: dict, routes: tuple[str, ...]) ->
 
     probe = Probe(qualname)
     probe.variants["defaults"] = variant()
+    probe.variants[DISTINCT_AXES] = variant(distinct=True)
     for a in optional_tensors:
         probe.variants[f"with {a['name']}"] = variant(tensors=(a,))
     # inputs outside the contract, which a guard must refuse: a negative or zero count, a
@@ -192,9 +219,10 @@ def _plain_probe(qualname: str, fn: Callable) -> Probe | None:
             return [_tensor(shape_of(sizes), g) for _ in required], {}
         return make
 
-    # a matrix, a vector, and a 0-d tensor (an input a guard may refuse)
-    return Probe(qualname, {"defaults": of_shape(lambda s: [s["n"], s["d"]]), "a vector": of_shape(lambda s: [s["n"]]),
-                            "a 0-d tensor": of_shape(lambda s: [])})
+    # a matrix, a rank-3 tensor with three sizes, a vector, and a 0-d tensor (an input a guard may refuse)
+    return Probe(qualname, {"defaults": of_shape(lambda s: [s["n"], s["d"]]),
+                            DISTINCT_AXES: of_shape(lambda s: [*DISTINCT_LEAD, max(DISTINCT_LEAD) + s["d"]]),
+                            "a vector": of_shape(lambda s: [s["n"]]), "a 0-d tensor": of_shape(lambda s: [])})
 
 
 class _NoProbe(Exception):
