@@ -7,7 +7,9 @@ of running again, which makes the ledger the same bytes on any machine: a
 machine without CUDA would otherwise report the CUDA instances 'not run'.
 
 A record:
-  schema, recorded_at (UTC; the run's own time, never copied into the ledger)
+  schema, recorded_at (UTC; when a run first saw what this one saw: a run that sees the same keeps
+                the time already written (`keep_time`), so `fidelity report` on a clean clone
+                reproduces the committed file; never copied into the ledger)
   environment   python, torch, fidelity, platform, cuda (bool)
   returncode    the pytest exit status; collect_errors
   subjects      [{name, description, available, reason}] as the gate child saw them
@@ -197,3 +199,15 @@ def dumps(record: dict) -> str:
     from fidelity.evidence import jsonio
 
     return jsonio.dumps(record)
+
+
+def keep_time(record: dict, path: Path) -> dict:
+    """`record`, with the `recorded_at` of the run recorded at `path` when that run saw the same
+    (everything but the time equal): the file then changes only when the run's result does."""
+    try:
+        before = load(path)
+    except GateRunError:
+        return record
+    same = {k: v for k, v in before.items() if k != "recorded_at"} == {k: v for k, v in json.loads(
+        dumps(record)).items() if k != "recorded_at"}
+    return {**record, "recorded_at": before.get("recorded_at", record.get("recorded_at"))} if same else record

@@ -87,7 +87,7 @@ def write(files: dict[str, str], out_dir: Path, gate_run: dict | None = None) ->
 
     written = []
     if gate_run is not None:
-        files = {**files, GATE_RUN: gaterun.dumps(gate_run)}
+        files = {**files, GATE_RUN: gaterun.dumps(gaterun.keep_time(gate_run, Path(out_dir) / GATE_RUN))}
     for name, text in files.items():
         path = Path(out_dir) / name
         jsonio.write_atomic(path, text)

@@ -1,0 +1,30 @@
+"""`fidelity report` run again on what it wrote, as on a clean clone of a project that committed its
+reports, gives every file byte for byte (issue 31: the gate run's time changed one committed file)."""
+from toy_project import fidelity
+
+
+def test_report_on_what_it_wrote_reproduces_every_file(perturbed_init_project, tmp_path):
+    root = perturbed_init_project.copy(tmp_path / "mypaper")
+    first = fidelity("report", cwd=root)
+    assert first.returncode == 0, first.stderr[-2000:]
+    written = {p.relative_to(root): p.read_bytes() for p in sorted((root / "reports").rglob("*")) if p.is_file()}
+    assert any(p.name == "gate-run.json" for p in written) and any(p.name == "LEDGER.md" for p in written)
+
+    again = fidelity("report", cwd=root)
+    assert again.returncode == 0, again.stderr[-2000:]
+    now = {p.relative_to(root): p.read_bytes() for p in sorted((root / "reports").rglob("*")) if p.is_file()}
+    assert sorted(now) == sorted(written)
+    assert [str(p) for p in written if now[p] != written[p]] == []
+
+
+def test_the_gate_run_keeps_its_time_only_while_what_it_saw_is_the_same(tmp_path):
+    from fidelity.report import gaterun
+
+    path = tmp_path / "gate-run.json"
+    before = {"schema": gaterun.SCHEMA, "recorded_at": "2026-01-01T00:00:00Z", "returncode": 0, "gates": []}
+    path.write_text(gaterun.dumps(before))
+    same = {**before, "recorded_at": "2026-02-02T00:00:00Z"}
+    assert gaterun.keep_time(same, path)["recorded_at"] == "2026-01-01T00:00:00Z"
+    other = {**same, "returncode": 1}
+    assert gaterun.keep_time(other, path)["recorded_at"] == "2026-02-02T00:00:00Z"
+    assert gaterun.keep_time(same, tmp_path / "none.json")["recorded_at"] == "2026-02-02T00:00:00Z"
