@@ -12,12 +12,14 @@ from pathlib import Path
 from fidelity import project
 from fidelity.evidence import listed_gates, paths, store, verdict
 from fidelity.evidence.record import CLEAN_RUNS
+from fidelity.spec.catalogue import perturbation_order
 
 
 def _entry(j: verdict.Judged) -> dict:
     r = j.record
     entry = {"perturbation": r.perturbation, "outcome": r.outcome.value, "reading": r.reading,
-             "predicted": r.predicted, "green_after": r.green_after, "clean_runs": r.clean_runs}
+             "predicted": r.predicted, "green_after": r.green_after, "clean_runs": r.clean_runs,
+             "shortfall": "" if r.accepted else r.shortfall()}
     return entry if j.current else {**entry, "reasons": list(j.stale_reasons)}
 
 
@@ -54,10 +56,7 @@ def why_not_accepted(acc: dict) -> str:
     what its current records show, then which are stale and why."""
     parts = []
     if acc.get("not_red"):
-        shown = ", ".join(f"{e['perturbation']}: {e['outcome'].replace('_', ' ')}"
-                          + ("" if e["green_after"] is not False else ", not green after")
-                          + (f", after {e['clean_runs'] or 0} clean runs ({CLEAN_RUNS} needed)"
-                             if (e["clean_runs"] or 0) < CLEAN_RUNS else "") for e in acc["not_red"][:3])
+        shown = ", ".join(f"{e['perturbation']}: {e['shortfall']}" for e in acc["not_red"][:3])
         parts.append(f"never red by its own assertion with green after {CLEAN_RUNS} clean runs in its current "
                      f"evidence ({shown})")
     if acc["stale"]:
@@ -73,14 +72,9 @@ def what_to_run(acc: dict) -> str:
     perturbation) does, and every perturbation concerned is named."""
     if acc["stale"] or not acc["not_red"]:
         return "run `fidelity perturb --stale`"
-    concerned = sorted({e["perturbation"] for e in acc["not_red"]}, key=_id_order)
+    concerned = sorted({e["perturbation"] for e in acc["not_red"]}, key=perturbation_order)
     return (f"its evidence is current, so running it again as it is changes nothing: strengthen the gate (or "
             f"correct the perturbation), then run `fidelity perturb {' '.join(concerned)}`")
-
-
-def _id_order(pid: str) -> tuple:
-    digits = pid.lstrip("P")
-    return (0, int(digits), pid) if digits.isdigit() else (1, 0, pid)
 
 
 def run(cat, args, say, gate_rows: list[dict] | None = None) -> dict:

@@ -120,7 +120,9 @@ def expand_ids(tokens: list[str], known: list[str]) -> list[str]:
 
 def _known_list(known: list[str]) -> str:
     """P<n> ids in numeric order, then the others by name."""
-    return ", ".join(sorted(known, key=lambda k: (0, int(k[1:]), "") if re.fullmatch(r"P\d+", k) else (1, 0, k)))
+    from fidelity.spec.catalogue import perturbation_order
+
+    return ", ".join(sorted(known, key=perturbation_order))
 
 
 def _option_problem(args) -> str | None:

@@ -58,16 +58,6 @@ def refusals(perturbations: Mapping[str, Mapping], judged: Iterable[Judged],
             if j is None or not j.current:
                 out.append(Refusal(pid, gate, "no current record", False))
             elif not j.accepts:
-                out.append(Refusal(pid, gate, _words(j), True))
+                out.append(Refusal(pid, gate, j.record.shortfall(), True))
     return out
 
-
-def _words(j: Judged) -> str:
-    """What the record shows, in the words the runner's table uses."""
-    r = j.record
-    words = [r.outcome.words]
-    if r.green_after is not True:
-        words.append("not green after" if r.green_after is False else "green after not seen")
-    if (r.clean_runs or 0) < CLEAN_RUNS:
-        words.append(f"after {r.clean_runs or 0} clean runs ({CLEAN_RUNS} needed)")
-    return ", ".join(words)

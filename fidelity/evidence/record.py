@@ -141,6 +141,16 @@ class EvidenceRecord:
         return (self.outcome is Outcome.RED_BY_ASSERTION and self.green_after is True
                 and self.clean_runs is not None and self.clean_runs >= CLEAN_RUNS)
 
+    def shortfall(self) -> str:
+        """What the record shows where it does not accept its gate, in the words tables use (the outcome,
+        then what is missing of green after and clean runs); one home for check's messages."""
+        words = [self.outcome.words]
+        if self.green_after is not True:
+            words.append("not green after" if self.green_after is False else "green after not seen")
+        if (self.clean_runs or 0) < CLEAN_RUNS:
+            words.append(f"after {self.clean_runs or 0} clean runs ({CLEAN_RUNS} needed)")
+        return ", ".join(words)
+
     @property
     def fixtures(self) -> list[str]:
         """The fixture files the gate read, as recorded (relative to the repo root where inside it)."""

@@ -1,6 +1,7 @@
 """All loaded specs as one catalogue of items addressable by id."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,3 +45,8 @@ class Catalogue:
 
     def equations_of(self, paper: str) -> list[Item]:
         return [e for e in self.equations.values() if e.paper == paper]
+
+
+def perturbation_order(pid: str) -> tuple:
+    """Sort key of perturbation ids: P<n> in numeric order (P3 before P12), then the others by name."""
+    return (0, int(pid[1:]), "") if re.fullmatch(r"P\d+", pid) else (1, 0, pid)
