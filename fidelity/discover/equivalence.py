@@ -10,7 +10,9 @@ every floating input, or the exception it refused the input with (a guard the mu
 accepts what the original refuses). Different anywhere beyond the bound: a blind spot, with the smallest
 input that showed it and the difference. Equal on every probe that executed the mutated lines
 (traced): equivalent, with the inputs tried. No probe that runs on the original reaches the
-mutated lines: undecided (never counted as equivalent).
+mutated lines: undecided (never counted as equivalent). A mutant whose module, executed, binds every
+name to an equal value (same_program.py: two independent module-level assignments swapped) is
+equivalent before any probe: it is the same program.
 
 Probes come from the mechanisms of the subjects whose code this module is (their Protocols give
 every argument's shape, e.g. "[L, ..., d]"), for the module's other public functions from a plain
@@ -33,6 +35,7 @@ from typing import Any, Callable
 
 import torch
 
+from fidelity.discover.same_program import same_program
 from fidelity.gates.tensors import floating_tensors
 
 BOUND = 1e-9          # relative: float64 noise of reordered arithmetic is ~1e-15; a defect is far above
@@ -40,6 +43,7 @@ SEEDS = (0, 1, 2, 3)  # each probe is drawn with these seeds, at two sizes
 # smallest first: the first difference found is then at the smallest size that shows it
 SIZES = ({"n": 2, "L": 2, "d": 2, "C": 1, "N": 1, "T": 1}, {"n": 3, "L": 3, "d": 4, "C": 2, "N": 2, "T": 2})
 DISTINCT_AXES = "two leading axes, every axis its own size"
+SAME_PROGRAM = "import: the mutated module binds every name to a value equal to the original's (same_program.py)"
 
 
 @dataclass
@@ -446,6 +450,8 @@ def decide(module_name: str, path: str, original_source: str, mutant_source: str
     except Exception as exc:  # the mutant fails at import: any use of the module tells them apart
         return {"verdict": "blind_spot", "inputs": ["import"], "max_difference": None,
                 "witness": f"the mutated module fails to import: {type(exc).__name__}: {exc}"}
+    if same_program(original, mutant):  # e.g. two independent module-level assignments swapped
+        return {"verdict": "equivalent", "inputs": [SAME_PROGRAM], "max_difference": 0.0, "witness": None}
     tried, reached, worst = [], [], 0.0
     first, last = lines or (1, 10**9)
     if lines:  # in the mutant's numbering: a guard removed for `pass` leaves one line, not the code after it
