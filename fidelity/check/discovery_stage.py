@@ -5,14 +5,20 @@ equation it touches (an `equivalent:` or `out_of_scope:` entry naming `module:ke
 A stale record (the module, the gates or the discovery code changed since) still counts: what
 it found is not forgotten because the code moved; the stage says it is stale and how to
 refresh it. Records of other subjects (`discover --subject`) are findings about those packages,
-reported by the ledger, not by this verdict. Undecided mutants (no probe reached them) are
-counted, never called equivalent, and do not fail the check.
+reported by the ledger, not by this verdict. An undecided mutant (no gate red and no probe reached
+its code) is a survivor nobody has judged: it fails the check as a blind spot does, until a gate
+that runs its code kills it or an entry beside its equation explains it; it is never called
+equivalent.
 """
 from __future__ import annotations
 
 from fidelity import project
 from fidelity.discover import explanations as explained
 from fidelity.discover import records
+
+SURVIVORS = {"blind_spot": "blind spot", "undecided": "undecided mutant"}
+"""The outcomes no gate killed and no probe called equivalent, as a message names them: each fails the
+check until a gate kills it or an entry beside its equation explains it."""
 
 
 def run(cat, args, say) -> dict:
@@ -32,25 +38,26 @@ def run(cat, args, say) -> dict:
             notes.append(f"the record of {module} is stale ({'; '.join(stale)}): "
                          f"run `fidelity discover --module {module}`")
         keys = set()
-        blind = []
+        survivors = {outcome: [] for outcome in SURVIVORS}
         for m in rec["mutants"]:
             full = explained.name(module, m["key"])
             keys.add(full)
-            if m["outcome"] != "blind_spot":
+            if m["outcome"] not in SURVIVORS:
                 if full in explanations:
                     notes.append(f"{full} is explained beside {explanations[full].equation} but is "
                                  f"{m['outcome']} now: the entry can go")
                     used.add(full)
                 continue
             why = explanations.get(full)
-            blind.append({"mutant": full, "id": m["id"], "line": m["line"], "operator": m["operator"],
-                          "description": m["description"],
-                          "explained": None if why is None else {"kind": why.kind, "reason": why.reason,
-                                                                 "equation": why.equation}})
+            survivors[m["outcome"]].append(
+                {"mutant": full, "id": m["id"], "line": m["line"], "operator": m["operator"],
+                 "description": m["description"],
+                 "explained": None if why is None else {"kind": why.kind, "reason": why.reason,
+                                                        "equation": why.equation}})
             if why is None:
-                problems.append(f"unexplained blind spot {full} ({m['id']}, line {m['line']}, {m['operator']}: "
-                                f"{m['description']}): close it with a gate, or explain it beside its equation "
-                                f"(equivalent: / out_of_scope: with mutant: {full})")
+                problems.append(f"unexplained {SURVIVORS[m['outcome']]} {full} ({m['id']}, line {m['line']}, "
+                                f"{m['operator']}: {m['description']}): close it with a gate that runs this code, "
+                                f"or explain it beside its equation (equivalent: / out_of_scope: with mutant: {full})")
             else:
                 used.add(full)
         if not stale:  # an entry naming a mutant a current record does not have explains nothing
@@ -63,7 +70,7 @@ def run(cat, args, say) -> dict:
         for m in rec["mutants"]:
             counts[m["outcome"]] = counts.get(m["outcome"], 0) + 1
         rows.append({"module": module, "file": rec["_file"], "current": not stale, "stale_reasons": stale,
-                     "counts": counts, "blind_spots": blind})
+                     "counts": counts, "blind_spots": survivors["blind_spot"], "undecided": survivors["undecided"]})
     for msg in problems[:40]:
         say(f"discovery RED  {msg}")
     if len(problems) > 40:
@@ -75,7 +82,8 @@ def run(cat, args, say) -> dict:
         for k, v in row["counts"].items():
             total[k] = total.get(k, 0) + v
     shown = ", ".join(f"{v} {k}" for k, v in sorted(total.items())) or "no mutants"
+    listed = [b for r in rows for b in r["blind_spots"] + r["undecided"]]
     say(f"discovery {'ok ' if not problems else 'RED'}  {len(rows)} modules recorded: {shown}; "
-        f"{sum(1 for r in rows for b in r['blind_spots'] if b['explained'])} blind spots explained, "
-        f"{sum(1 for r in rows for b in r['blind_spots'] if not b['explained'])} unexplained")
+        f"{sum(1 for b in listed if b['explained'])} blind spots and undecided explained, "
+        f"{sum(1 for b in listed if not b['explained'])} unexplained")
     return {"stage": "discovery", "ok": not problems, "problems": problems, "notes": notes, "records": rows}

@@ -100,6 +100,35 @@ def test_explaining_every_blind_spot_beside_its_equation_turns_the_discovery_sta
                for b in row["blind_spots"])
 
 
+def test_an_undecided_mutant_fails_the_stage_until_a_gate_kills_it_or_its_equation_explains_it(discovered, tmp_path):
+    import shutil
+
+    root, _, found = discovered
+    undecided = tmp_path / "undecided"
+    shutil.copytree(root, undecided)
+    path = undecided / "reports" / "discovery" / "mypaper.softmax.json"
+    record = json.loads(path.read_text())
+    unjudged = [m for m in record["mutants"] if m["outcome"] == "blind_spot"]
+    for m in unjudged:  # as discover records a survivor no probe reached: no witness, never equivalent
+        m["outcome"], m["equivalence"] = "undecided", {"verdict": "undecided", "inputs": [], "max_difference": None,
+                                                       "witness": "no probe executed the mutated lines"}
+    path.write_text(json.dumps(record))
+    discovery = discovery_stage_of(undecided)
+    assert not discovery["ok"]
+    for m in unjudged:
+        assert any(p.startswith(f"unexplained undecided mutant mypaper.softmax:{m['key']} ") for p in discovery["problems"])
+    [row] = discovery["records"]
+    assert row["current"] and row["blind_spots"] == [] and len(row["undecided"]) == len(unjudged)
+
+    spec = undecided / "specs" / "mypaper.yaml"
+    anchor = '      - "mypaper.softmax:tempered_softmax"\n'
+    spec.write_text(spec.read_text().replace(anchor, anchor + "    out_of_scope:\n" + "".join(
+        f'      - mutant: "mypaper.softmax:{m["key"]}"\n        reason: "the test explains it"\n' for m in unjudged)))
+    discovery = discovery_stage_of(undecided)
+    assert discovery["ok"], discovery["problems"]
+    assert all(u["explained"] and u["explained"]["equation"] == "mypaper.eq1" for u in discovery["records"][0]["undecided"])
+
+
 def test_an_entry_naming_no_recorded_mutant_is_refused(discovered, tmp_path):
     import shutil
 
