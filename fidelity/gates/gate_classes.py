@@ -18,6 +18,8 @@ GATE_CLASSES: dict[str, str] = {
     "stateless": "one object called on A, on other inputs, then on A again gives A's bits "
                  "and leaves its state as after the first A",
     "dtype_device": "every floating output keeps the input's dtype and device",
+    "train_eval": "a module gives the same bits in eval mode as in training mode "
+                  "(no mechanism here has a mode-dependent part)",
 }
 """class name -> the promise, one line (the ledger prints it beside the coverage table)."""
 
@@ -34,8 +36,8 @@ def check_gate_class(name: str | None, where: str) -> str | None:
     return name
 
 
-MODULE_ONLY = ("init_through_module", "parameters_alive")
-"""Classes that hold a module's own parameters: a function mechanism has none, so they do not apply to it."""
+MODULE_ONLY = ("init_through_module", "parameters_alive", "train_eval")
+"""Classes that hold a module's own parameters or mode: a function mechanism has none, so they do not apply to it."""
 
 
 def applies(gate_class: str, mechanism_kind: str) -> bool:

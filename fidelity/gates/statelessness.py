@@ -43,15 +43,15 @@ def assert_stateless(call: Callable[[], object], other: Callable[[], object], *,
     named by their place in the result (a dict's keys, a tuple's positions)."""
     implementation = tuple(implementation)
     modules = modules if isinstance(modules, Mapping) else tuple(modules)
-    first = _outputs(call())
+    first = floating_results(call())
     if not first:
         raise ValueError(f"{what}: the call returned no floating tensor to compare")
     before = snapshot(modules=modules, implementation=implementation)
-    other_results = _outputs(other())
-    again = _outputs(call())
+    other_results = floating_results(other())
+    again = floating_results(call())
     after = snapshot(modules=modules, implementation=implementation)
 
-    found = _output_differences(first, again)
+    found = result_differences(first, again)
     if _identical(first, other_results):
         found.append("B (other inputs) returned A's results bit for bit: a cache keyed on something other "
                      "than the inputs' values, or B's inputs never reach the output")
@@ -62,14 +62,14 @@ def assert_stateless(call: Callable[[], object], other: Callable[[], object], *,
                              f"{len(found)} difference(s){': ' + listed if found else ''}")
 
 
-def _outputs(result: object, name: str = "output") -> list[tuple[str, torch.Tensor]]:
+def floating_results(result: object, name: str = "output") -> list[tuple[str, torch.Tensor]]:
     """(name, detached copy) of every floating tensor in a result, looking into tuples, lists and dicts."""
     if isinstance(result, torch.Tensor):
         return [(name, result.detach().clone())] if result.is_floating_point() else []
     if isinstance(result, dict):
-        return [t for key, value in result.items() for t in _outputs(value, f"{name}[{key!r}]")]
+        return [t for key, value in result.items() for t in floating_results(value, f"{name}[{key!r}]")]
     if isinstance(result, (tuple, list)):
-        return [t for i, value in enumerate(result) for t in _outputs(value, f"{name}[{i}]")]
+        return [t for i, value in enumerate(result) for t in floating_results(value, f"{name}[{i}]")]
     return []
 
 
@@ -93,10 +93,10 @@ def _identical(a: list[tuple[str, torch.Tensor]], b: list[tuple[str, torch.Tenso
                                     for (_, x), (_, y) in zip(a, b))
 
 
-def _output_differences(first: list[tuple[str, torch.Tensor]], again: list[tuple[str, torch.Tensor]]) -> list[str]:
+def result_differences(first: list[tuple[str, torch.Tensor]], again: list[tuple[str, torch.Tensor]]) -> list[str]:
     found = []
     if [n for n, _ in first] != [n for n, _ in again]:
-        found.append(f"A returned {len(first)} floating tensor(s), then {len(again)}")
+        found.append(f"{len(first)} floating tensor(s) returned, then {len(again)}")
     for (name, x), (_, y) in zip(first, again):
         if not _same_layout(x, y):
             found.append(f"{name}: {_layout(x)} then {_layout(y)}")

@@ -14,36 +14,16 @@ them), the implementation modules and the global RNGs must be as they were after
   arm b behind, is seen.
 """
 import itertools
-import typing
 
 import pytest
-import torch
 
 from fidelity.gates.statelessness import assert_stateless
+from loop_model_point import GRAPHS, MECH, build, tokens
 
-MECH = "loop_model"
 ARMS = ("rezero", "attnres", "mhc", "hc")
-GRAPHS = {
-    "rezero": dict(arm="rezero"),
-    "attnres": dict(arm="attnres"),
-    "mhc_sliced": dict(arm="mhc", mhc_layout="sliced"),
-    "mhc_paper": dict(arm="mhc", mhc_layout="paper"),
-    "hc_dynamic": dict(arm="hc", hc_dynamic=True),
-    "hc_static": dict(arm="hc", hc_dynamic=False),
-}
 NON_DEFAULT = dict(activation="gelu", score_convention="l2", mhc_layout="paper", mhc_streams=4, hc_streams=3,
                    attnres_eps=1e-3, sinkhorn_t_max=5, mhc_dynamic_init_std=0.1)
 EQUATIONS = ["attnres.placement_loop", "mhc.eq3", "hc.eq5"]
-
-
-def build(subject, device, **config):
-    factory = subject.get(MECH)
-    config_type = typing.get_type_hints(factory.__init__)["config"]
-    return factory(config_type(**config), torch.Generator().manual_seed(41), device=device)
-
-
-def tokens(device, seed=42):
-    return torch.randint(0, 16, (2, 5), generator=torch.Generator().manual_seed(seed)).to(device)
 
 
 @pytest.mark.gate(equations=EQUATIONS, mechanism=MECH, gate_class="stateless")
