@@ -20,8 +20,8 @@ class LoopConfigRecord(Protocol):
     The gates build it as `typing.get_type_hints(factory.__init__)["config"](arm=..., d=..., ...)`,
     so the factory's `__init__` must annotate `config` with this dataclass. A field
     `sinkhorn_backward` is optional: when present, the gates also run the mHC arm's "manual" route.
-    ValueError for an unknown arm, layout, convention or activation, a size < 1, or a sliced
-    layout whose d is not divisible by mhc_streams.
+    ValueError for an unknown arm (or one not given as a str: arms are never combined), layout,
+    convention or activation, a size < 1, or a sliced layout whose d is not divisible by mhc_streams.
     """
 
     vocab: Annotated[int, Doc("the vocabulary size")] = 16

@@ -1,7 +1,7 @@
 """Gates: the loop model's configuration refuses what the interface says it refuses, and no more.
 
-fidelity.mechanisms.loop_model: ValueError for an unknown arm, layout, convention or activation, a size < 1,
-or a sliced layout whose d is not divisible by mhc_streams; TypeError when the generator is not a
+fidelity.mechanisms.loop_model: ValueError for an unknown arm (or one not given as a str), layout, convention
+or activation, a size < 1, or a sliced layout whose d is not divisible by mhc_streams; TypeError when the generator is not a
 torch.Generator. One instance per case. A configuration that is accepted where it should be refused trains
 something else in silence (an unknown activation runs GELU, mhc_streams = 0 an empty stream, a sliced d = 6
 over 4 streams a 4-wide hidden), so each refusal is a gate.
@@ -19,6 +19,7 @@ from fidelity.gates.compare import assert_bound
 REFUSED = {
     "unknown_arm": dict(arm="resnet"),
     "two_arms": dict(arm=("rezero", "mhc")),
+    "one_arm_in_a_tuple": dict(arm=("rezero",)),  # the interface's arm is a str: a sequence is refused, not unpacked
     "unknown_layout": dict(mhc_layout="diagonal"),
     "unknown_convention": dict(score_convention="cosine"),
     "unknown_activation": dict(activation="relu"),

@@ -61,18 +61,14 @@ class LoopConfig:
     activation: str = "tanh"
 
     def __post_init__(self) -> None:
-        arm = self.arm
-        if not isinstance(arm, str):
-            arms = tuple(arm)
-            if len(arms) != 1:
-                raise ValueError(
-                    f"LoopConfig: exactly one residual arm may be enabled, got {arms!r}; "
-                    f"the arms {ARMS} each replace the same residual write and cannot be combined"
-                )
-            object.__setattr__(self, "arm", arms[0])
         self.validate()
 
     def validate(self) -> None:
+        if not isinstance(self.arm, str):
+            raise ValueError(
+                f"LoopConfig: arm names exactly one residual arm, as a string, got {self.arm!r}; "
+                f"the arms {ARMS} each replace the same residual write and cannot be combined"
+            )
         if self.arm not in ARMS:
             raise ValueError(f"LoopConfig: unknown residual arm {self.arm!r}; expected exactly one of {ARMS}")
         for name in ("vocab", "d", "T", "hidden_mult", "sinkhorn_t_max"):
