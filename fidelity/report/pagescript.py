@@ -8,7 +8,8 @@ The page's Content-Security-Policy allows this script by the sha256 of its exact
 - `?q=fragment` in the page's address fills the box on load (so a link, or a headless
   browser, can open the page already filtered);
 - following a link to an id inside a closed <details> opens it first, so the target
-  is shown, not hidden.
+  is shown, not hidden; a table row is scrolled to just below its table's sticky header
+  row (its scroll margin set to the header's height), not under it.
 Without the script (or with JavaScript off) the page reads the same, unfiltered.
 """
 from __future__ import annotations
@@ -22,10 +23,14 @@ SCRIPT = """
   function reveal(el) {
     for (var d = el; d; d = d.parentElement) { if (d.tagName === "DETAILS") { d.open = true; } }
   }
+  function headerOver(el) {
+    var body = el.closest("tbody"), table = body && body.closest("table");
+    return table && table.tHead ? table.tHead.getBoundingClientRect().height : 0;
+  }
   function toHash() {
     var id = decodeURIComponent(location.hash.slice(1));
     var el = id && document.getElementById(id);
-    if (el) { reveal(el); el.scrollIntoView(); }
+    if (el) { reveal(el); el.style.scrollMarginTop = headerOver(el) + "px"; el.scrollIntoView(); }
   }
   function filter(query) {
     var q = query.trim().toLowerCase();

@@ -213,14 +213,14 @@ def test_search_from_the_address_finds_a_gate_by_a_fragment_of_its_name(page, tm
     assert int(dom.body["data-search-hits"]) == len(shown)
 
 
-def _framed(page: Path, tmp: Path, width: int, height: int, script: str) -> dict:
+def _framed(page: Path, tmp: Path, width: int, height: int, script: str, fragment: str = "") -> dict:
     """Open the page, unchanged, in an iframe `width` x `height` px of a probe page, run `script` (the body of a
     function of the frame's window `w` and document `d`, returning a JSON-able value) once it has loaded, and
     return that value: the probe writes it into its own DOM, read with --dump-dom. The frame is exactly as wide
     as asked, which a headless window is not (it has a minimum width). --allow-file-access-from-files lets the
     probe, a file: page, read the frame, another file: page."""
     probe = tmp / "frame.html"
-    probe.write_text(f'<!DOCTYPE html><html><body><iframe id="f" src="{page.as_uri()}" width="{width}" '
+    probe.write_text(f'<!DOCTYPE html><html><body><iframe id="f" src="{page.as_uri()}{fragment}" width="{width}" '
                      f'height="{height}" style="border:0"></iframe><script>'
                      'document.getElementById("f").addEventListener("load", () => {'
                      ' const w = document.getElementById("f").contentWindow, d = w.document;'
@@ -257,3 +257,20 @@ def test_table_headers_stay_in_view_while_the_table_scrolls(page, tmp_path):
                   " tableTop: t.getBoundingClientRect().top};")
     assert out["height"] > 200 and out["tableTop"] < -100, out                 # scrolled well into the table
     assert abs(out["th"]) < 1, out                                             # its header row still at the top
+
+
+def test_a_link_to_a_table_row_lands_with_the_row_below_the_sticky_header(page, tmp_path):
+    """Issue 33: `#pert-p3` showed P4 first, P3 under the header row. The frame opens the page at a row of
+    the longest table whose rows carry ids, far enough down that the window must scroll to it."""
+    probe = ("const r = d.getElementById(w.location.hash.slice(1)), t = r.closest('table');"
+             "const head = t.tHead.rows[0].cells[0].getBoundingClientRect(), row = r.getBoundingClientRect();"
+             "return {rowTop: row.top, rowBottom: row.bottom, headBottom: head.bottom, scrolled: w.scrollY,"
+             " height: w.innerHeight};")
+    dom = _Links()
+    dom.feed(page.read_text())
+    target = "pert-p3"
+    assert target in dom.ids
+    out = _framed(page, tmp_path, 1200, 400, probe, fragment=f"#{target}")
+    assert out["scrolled"] > 0, out                                            # the page moved to the row
+    assert out["rowTop"] >= out["headBottom"] - 0.5, out                       # not under the (sticky) header row
+    assert out["rowBottom"] <= out["height"], out                              # and in view
