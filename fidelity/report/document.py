@@ -375,8 +375,7 @@ def _third_party(doc: Document, ledger: dict) -> None:
                          "failed, with the equations and the instances it failed on; the reading (the number the "
                          "gate compared) and the message are the first failed instance's (every instance's are in "
                          "ledger.json)."))
-            doc.add(Table(("gate", "equations", "failed instances", "failed by", "reading", "message"), tuple(rows),
-                          css="searchable"))
+            doc.add(Table(("gate", "equations", "failed instances", "failed by", "reading", "message"), tuple(rows)))
         elif t["available"]:
             doc.add(Para(f"No finding: every gate that ran on {t['name']} passed." if t["passed"] else
                          f"No finding, and no gate passed on {t['name']} either."))
@@ -433,8 +432,7 @@ def _equations(doc: Document, p: dict) -> None:
     rows = tuple((Target(ref_id("eq", e["id"]), Code(e["id"])), e["title"], e["where_text"], e["tier"],
                   _status_tag(e["status"]), codes(e["code"]), gate_codes(e["gates"]), _accepted_cell(e))
                  for e in p["equations"])
-    doc.add(Table(("id", "title", "location", "tier", "status", "code", "gates", "accepted"), rows,
-                  css="searchable"))
+    doc.add(Table(("id", "title", "location", "tier", "status", "code", "gates", "accepted"), rows))
 
 
 def _deltas(doc: Document, p: dict) -> None:
@@ -466,7 +464,7 @@ def _perturbation_catalogue(doc: Document, p: dict, ledger: dict) -> None:
     doc.add(Para(f"{len(rows)} perturbations: what each changes, the equations it breaks, the gates that caught "
                  "it (the reading they observed, in brackets) and the readings oracles predict."))
     doc.add(Table(("perturbation", "title", "target", "equations covered", "status", "caught by (reading)",
-                   "predicted readings"), tuple(rows), css="searchable"))
+                   "predicted readings"), tuple(rows)))
 
 
 def _gate_matrix(doc: Document, p: dict, ledger: dict) -> None:
@@ -491,8 +489,7 @@ def _gate_catalogue(doc: Document, ledger: dict) -> None:
         rows.append((Target(ref_id("gate", g), Code(gate_short(g))), eq_refs(x["equations"]), x["gate_class"] or DASH,
                      Tag("accepted", "passed") if x["accepted"] else Tag("not accepted", "failed"),
                      pert_refs(x["accepted_by"]), run))
-    doc.add(Table(("gate", "equations", "class", "accepted", "accepted by", "gate suite"), tuple(rows),
-                  css="searchable"))
+    doc.add(Table(("gate", "equations", "class", "accepted", "accepted by", "gate suite"), tuple(rows)))
 
 
 def _claims(doc: Document, p: dict) -> None:

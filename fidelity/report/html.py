@@ -153,8 +153,8 @@ def _plot(b: Plot, plots: dict, unavailable: str | None) -> str:
            f"<figcaption>{caption}</figcaption></figure>"
 
 
-SEARCH_BOX = ('<label for="search">Search equations, gates, perturbations, findings</label>'
-              '<input id="search" type="search" placeholder="e.g. sinkhorn, P12, eq8" autocomplete="off">'
+SEARCH_BOX = ('<label for="search">Search every table: an id exactly, or words</label>'
+              '<input id="search" type="search" placeholder="e.g. P12, mhc.eq8, sinkhorn gradient" autocomplete="off">'
               '<span id="search-count" aria-live="polite"></span>')
 
 

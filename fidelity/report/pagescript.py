@@ -2,9 +2,11 @@
 
 The page's Content-Security-Policy allows this script by the sha256 of its exact bytes
 (SCRIPT_HASH), and nothing else: no other script, no network. What it does:
-- the search box filters every row of a table marked `searchable` (equations, gates,
-  perturbations, findings) by a fragment of its text, opens the sections holding a
-  hit, and says how many rows match (#search-count, and data-search-hits on <body>);
+- the search box filters the rows of every table (not the gate matrices): a query that
+  is exactly an id the page holds (P3, an equation, a gate) shows the row that id names,
+  only; any other query shows the rows holding every one of its words (fragments: `st_dou`
+  finds test_double). It opens the sections holding a hit and says how many rows match
+  (#search-count, and data-search-hits on <body>);
 - `?q=fragment` in the page's address fills the box on load (so a link, or a headless
   browser, can open the page already filtered);
 - following a link to an id inside a closed <details> opens it first, so the target
@@ -32,12 +34,22 @@ SCRIPT = """
     var el = id && document.getElementById(id);
     if (el) { reveal(el); el.style.scrollMarginTop = headerOver(el) + "px"; el.scrollIntoView(); }
   }
+  function ownIds(row) {
+    var spans = row.querySelectorAll("span[id]"), ids = [];
+    for (var i = 0; i < spans.length; i++) { ids.push(spans[i].textContent.trim().toLowerCase()); }
+    return ids;
+  }
   function filter(query) {
     var q = query.trim().toLowerCase();
-    var rows = document.querySelectorAll("table.searchable tbody tr");
+    var words = q.split(/\s+/);
+    var rows = document.querySelectorAll("main table:not(.grid) tbody tr");
+    var exact = false;
+    for (var j = 0; j < rows.length && q !== ""; j++) { if (ownIds(rows[j]).indexOf(q) >= 0) { exact = true; break; } }
     var hits = 0;
     for (var i = 0; i < rows.length; i++) {
-      var hit = q === "" || rows[i].textContent.toLowerCase().indexOf(q) >= 0;
+      var text = rows[i].textContent.toLowerCase();
+      var hit = q === "" || (exact ? ownIds(rows[i]).indexOf(q) >= 0
+                                   : words.every(function (w) { return text.indexOf(w) >= 0; }));
       rows[i].hidden = !hit;
       if (hit && q !== "") { hits++; reveal(rows[i]); }
     }

@@ -40,7 +40,7 @@ code { font: 12px/1.3 ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace
        padding: 0 3px; border-radius: 3px; }
 a.ref { text-decoration: none; } a.ref code { color: #1b4f9c; } a.ref:hover code { text-decoration: underline; }
 :target, tr:target td { background: #fff6c8 !important; }
-tbody tr[id] { scroll-margin-top: 2.6em; }  /* no script: about one header row; the script sets the exact height */
+tbody [id] { scroll-margin-top: 2.6em; }  /* no script: about one header row; the script sets the exact height */
 .num { border-bottom: 1px dotted #9aa3b2; }
 pre { background: #f6f8fa; border: 1px solid var(--line); padding: 8px; overflow-x: auto; font-size: 12px;
       white-space: pre-wrap; }

@@ -149,7 +149,8 @@ def test_screenshot(page, tmp_path):
 
 
 class _Links(HTMLParser):
-    """In-page links, ids, and the rows of searchable tables (hidden or not, with their text)."""
+    """In-page links, ids, and the rows of the tables the search filters, every one but the gate matrices
+    (hidden or not, with their text)."""
 
     def __init__(self):
         super().__init__()
@@ -166,7 +167,7 @@ class _Links(HTMLParser):
             self.ids.add(a["id"])
         if tag == "a" and (a.get("href") or "").startswith("#"):
             self.hrefs.append(a["href"][1:])
-        if tag == "table" and "searchable" in (a.get("class") or "").split():
+        if tag == "table" and "grid" not in (a.get("class") or "").split():
             self._searchable += 1
         if tag == "tbody":
             self._in_body = True
@@ -175,7 +176,9 @@ class _Links(HTMLParser):
             self.rows.append(self._row)
 
     def handle_endtag(self, tag):
-        if tag == "table" and self._searchable:
+        if tag == "td" and self._row is not None:
+            self._row["text"] += "\t"  # cells apart: a row's first cell is text.split("\t")[0]
+        if tag == "table" and self._searchable:  # a grid's end closes a grid: nothing to count down
             self._searchable -= 1
         if tag == "tbody":
             self._in_body, self._row = False, None
@@ -211,6 +214,21 @@ def test_search_from_the_address_finds_a_gate_by_a_fragment_of_its_name(page, tm
     assert any(t.startswith("test_toy.py::test_double") for t in shown)         # the gate's own row
     assert any(r["hidden"] and "test_inc" in r["text"] for r in rows.rows)        # others are filtered out
     assert int(dom.body["data-search-hits"]) == len(shown)
+
+
+def test_searching_an_id_exactly_shows_the_one_row_it_names_and_words_match_anywhere(page, tmp_path):
+    """Issue 33: `P3` matched every row mentioning P30..P39 or P3 in passing (104 rows), `P12` 81."""
+    def shown(query):
+        proc = chromium(["--virtual-time-budget=5000", "--dump-dom"], page.as_uri() + "?q=" + query, tmp_path)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        rows = _Links()
+        rows.feed(proc.stdout)
+        return [r["text"] for r in rows.rows if not r["hidden"]], rows
+    exact, rows = shown("P3")
+    assert [t.split("\t")[0] for t in exact] == ["P3"], exact
+    assert sum("P3" in r["text"] for r in rows.rows) > 1            # other rows mention it: exact is not substring
+    words, _ = shown("st_dou%20toy")                                 # two words, both in the row
+    assert words and all("st_dou" in t and "toy" in t.lower() for t in words), words
 
 
 def _framed(page: Path, tmp: Path, width: int, height: int, script: str, fragment: str = "") -> dict:
