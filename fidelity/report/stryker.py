@@ -39,9 +39,11 @@ stay out of this report of ours), in the file its record names (target_file), wi
                  Killed        killed (killedBy: the gates that went red by their own assertion)
                  RuntimeError  error: only red for another reason (statusReason: the detail)
                  Ignored       equivalent ("equivalent: N probes" reached the mutated lines)
-                 Survived      blind_spot: statusReason the witness, or for one the spec explains
-                               "explained (out_of_scope|equivalent): reason" then the witness
+                 Survived      blind_spot: statusReason "blind spot, unexplained; witness: ..."
                  Survived      undecided: statusReason "undecided: ..." (see _discovered_status)
+                 Ignored       a blind spot or undecided mutant the spec explains beside its
+                               equation: "explained (out_of_scope|equivalent): reason (beside
+                               eq); witness: ..." (a person judged it: the score does not count it)
                a stale record keeps its status (what it found stands until a new run) and its
                statusReason ends with why it is stale.
 
@@ -235,20 +237,20 @@ def _discovered_status(m: dict) -> dict:
         if m["max_difference"] is not None:
             why += f" reached the mutated lines; largest difference {m['max_difference']}"
         return {"status": "Ignored", "statusReason": why}
-    if outcome == "blind_spot":
+    if outcome in ("blind_spot", "undecided"):
         x = m["explanation"]
-        witness = witness_text(m)
-        if x is not None:
-            return {"status": "Survived", "statusReason": f"explained ({x['kind']}): {x['reason']} "
-                                                          f"(beside {x['equation']}); witness: {witness}"}
-        return {"status": "Survived", "statusReason": f"blind spot, unexplained; witness: {witness}"}
-    if outcome == "undecided":
+        seen = f"witness: {witness_text(m)}" if outcome == "blind_spot" else f"undecided: {witness_text(m)}"
+        if x is not None:  # judged beside its equation, with a reason: not a survivor the score counts
+            return {"status": "Ignored", "statusReason": f"explained ({x['kind']}): {x['reason']} "
+                                                         f"(beside {x['equation']}); {seen}"}
+        if outcome == "blind_spot":
+            return {"status": "Survived", "statusReason": f"blind spot, unexplained; {seen}"}
         # Survived, not NoCoverage: in Stryker, NoCoverage says no test ran the mutant, but the
         # gates covering the module did run with it in place and none went red, which is what
         # Survived says. "Undecided" is about the equivalence probes (none reached the mutated
         # lines), not the tests, so it goes in the statusReason; like Survived it counts against
         # the score, and the schema has no status for "not known".
-        return {"status": "Survived", "statusReason": f"undecided: {witness_text(m)}"}
+        return {"status": "Survived", "statusReason": seen}
     return {"status": "Pending", "statusReason": f"outcome {outcome!r} is not one this report knows"}
 
 

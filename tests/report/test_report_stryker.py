@@ -143,3 +143,20 @@ def test_mutators_read_as_the_perturbations_titles_and_files_as_project_paths(to
     assert mutants["P1"]["mutatorName"] == "P1: double triples"           # a viewer groups by this: not bare "P1"
     for path in [*report["files"], *report["testFiles"]]:
         assert not path.startswith("/") and "site-packages" not in path and ".venv" not in path, path
+
+
+def _discovered(outcome, explanation=None):
+    return {"outcome": outcome, "killed_by": [], "detail": "", "probes": 3, "max_difference": None,
+            "witness": {"input": "f(seed 0)", "difference": 0.5, "error": None} if outcome == "blind_spot"
+            else "no probe executed the mutated lines", "explanation": explanation}
+
+
+@pytest.mark.parametrize("outcome", ["blind_spot", "undecided"])
+def test_a_survivor_the_spec_explains_is_ignored_with_its_reason_and_an_unexplained_one_survives(outcome):
+    """Issue 33: explained equivalents showed as Survived, counted against the score like an open defect."""
+    why = {"kind": "equivalent", "reason": "the same function on the contract", "equation": "toy.eq1"}
+    explained = stryker._discovered_status(_discovered(outcome, why))
+    assert explained["status"] == "Ignored"
+    assert explained["statusReason"].startswith("explained (equivalent): the same function on the contract "
+                                                "(beside toy.eq1); ")
+    assert stryker._discovered_status(_discovered(outcome))["status"] == "Survived"
