@@ -2,25 +2,30 @@
 
 Built from the gate run's rows (each carries its marker's `mechanism` and `gate_class`) and the
 evidence (a gate is accepted once a current record shows it red by its own assertion and green
-after). A cell lists the class's gates for that mechanism; "missing" where the class applies and
-no gate holds it; "does not apply" for a module-only class on a function mechanism.
+after). A row per mechanism the project holds (its suite's gates name it, or its configuration
+declares it). A cell lists the class's gates for that mechanism; "missing" where the class applies
+and no gate holds it; "does not apply" for a module-only class on a function mechanism.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from fidelity.gates.gate_classes import GATE_CLASSES, applies
 
 
-def gather(gates: Mapping[str, dict], *, mechanisms: Mapping[str, object], gate_run: bool) -> dict:
+def gather(gates: Mapping[str, dict], *, mechanisms: Mapping[str, object], gate_run: bool,
+           own: Iterable[str] = ()) -> dict:
     """{"classes": {name: promise}, "available": bool, "rows": [{mechanism, kind, cells: {class: cell}}]}.
 
-    A cell: {"applies", "gates": [gate ids], "accepted": [the accepted ones]}. Without a gate run
-    the markers are unknown and `available` is False (rows empty)."""
+    A row per mechanism the project holds: one a gate of its suite names, or one of `own` (those its
+    configuration declares, gated or not); a mechanism fidelity knows that neither names is another
+    project's business, not a row of "missing". A cell: {"applies", "gates": [gate ids], "accepted":
+    [the accepted ones]}. Without a gate run the markers are unknown and `available` is False (rows empty)."""
     out = {"classes": dict(GATE_CLASSES), "available": gate_run, "rows": []}
     if not gate_run:
         return out
-    for name, mech in sorted(mechanisms.items()):
+    held = {g.get("mechanism") for g in gates.values()} | set(own)
+    for name, mech in sorted((n, m) for n, m in mechanisms.items() if n in held):
         kind = getattr(mech, "kind", "function")
         cells = {}
         for cls in GATE_CLASSES:

@@ -538,12 +538,18 @@ def _summary(papers: list[dict], gates: dict[str, dict]) -> list[dict]:
 
 # ---------------------------------------------------------------- entry point
 
-def _mechanisms() -> dict:
-    """The known mechanisms, imported only when a gate run's coverage table reads them: the registry
-    imports torch (~1-2 s), which a ledger without a gate run does not need."""
-    from fidelity.mechanisms.registry import known_mechanisms
+def _mechanisms(repo_root: Path) -> tuple[dict, list[str]]:
+    """(every mechanism known with the project's own, the names the project's configuration declares),
+    imported only when a gate run's coverage table reads them: the registry imports torch (~1-2 s),
+    which a ledger without a gate run does not need."""
+    from fidelity import project
+    from fidelity.mechanisms.registry import known_mechanisms, load_mechanism
 
-    return known_mechanisms()
+    try:
+        refs = tuple(project.load(repo_root).mechanisms or ())
+    except project.ProjectError:
+        refs = ()
+    return known_mechanisms(refs), [load_mechanism(ref).name for ref in refs]
 
 
 def gather(cat, *, repo_root: Path, reports_dir: Path, fixtures_dir: Path, gate_run: dict | None = None,
@@ -588,8 +594,8 @@ def gather(cat, *, repo_root: Path, reports_dir: Path, fixtures_dir: Path, gate_
         "evidence": entries,
         "separations": separations,
     }
-    ledger["coverage"] = coverage.gather(gates, mechanisms=_mechanisms() if gate_run is not None else {},
-                                         gate_run=gate_run is not None)
+    known, own = _mechanisms(repo_root) if gate_run is not None else ({}, [])
+    ledger["coverage"] = coverage.gather(gates, mechanisms=known, own=own, gate_run=gate_run is not None)
     third = _third_party(cat, gate_run)
     if third is not None:  # only when the gate run holds third-party runs: the ledger is otherwise unchanged
         ledger["third_party"] = third

@@ -42,3 +42,11 @@ def test_the_rendered_table_marks_missing_and_not_applicable_cells():
     assert cells["op"][list(coverage.GATE_CLASSES).index("stateless")] == "1 gate, 1 accepted"
     assert cells["op"][list(coverage.GATE_CLASSES).index("parameters_alive")] == "does not apply"
     assert cells["block"][list(coverage.GATE_CLASSES).index("stateless")] == "missing"
+
+
+def test_a_mechanism_no_gate_names_and_the_project_does_not_declare_is_no_row_of_missing_cells():
+    """Issue 33: a user's project listed fidelity's six built-in mechanisms as "missing" in every class."""
+    known = {**MECHANISMS, "someone_elses": SimpleNamespace(kind="module"), "declared": SimpleNamespace(kind="function")}
+    table = coverage.gather(GATES, mechanisms=known, own=["declared"], gate_run=True)
+    assert [r["mechanism"] for r in table["rows"]] == ["block", "declared", "op"]
+    assert ("declared", "stateless") in coverage.missing(table)   # declared, ungated: its gaps are shown
