@@ -2,7 +2,8 @@
 
 The toy repo (tests/perturb/toyrepo: a toy subject package, toy gates named
 toygate_*.py, a fixture) is copied into a temporary directory for every use,
-so runs and edits never touch the working tree. `main_run` runs the runner
+so runs and edits never touch the working tree; its children keep their bytecode
+in the run's shared folder (child_bytecode.py). `main_run` runs the runner
 once per session over the toy perturbations below; most tests read it.
 """
 from __future__ import annotations
@@ -11,6 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+
+from .child_bytecode import share_bytecode, shared_bytecode  # noqa: F401 (the fixture)
 
 # The toy repo is copied by the tests; never collect it in place.
 collect_ignore = ["toyrepo"]
@@ -25,10 +28,18 @@ SPLIT = "tests/toygate_split.py"
 GATE_FOUR = f"{SPLIT}::test_four"
 
 
+_BYTECODE: list[Path] = []  # the run's shared bytecode folder (_toy_repos_share_bytecode)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _toy_repos_share_bytecode(shared_bytecode):
+    _BYTECODE[:] = [shared_bytecode]
+
+
 def make_toy_repo(dest: Path) -> Path:
     shutil.copytree(TOYREPO, dest, ignore=shutil.ignore_patterns("__pycache__"))
     (dest / "tests" / "conftest_toy.py").rename(dest / "tests" / "conftest.py")
-    return dest
+    return share_bytecode(dest, _BYTECODE[0]) if _BYTECODE else dest
 
 
 def toy_perturbations() -> list[dict]:
