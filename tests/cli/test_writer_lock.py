@@ -6,14 +6,15 @@ import subprocess
 import sys
 
 import pytest
+from perturb.child_bytecode import share_bytecode
 from toy_project import fidelity, init_project
 
 from fidelity import writer_lock
 
 
 @pytest.fixture(scope="module")
-def toy(tmp_path_factory):
-    return init_project(tmp_path_factory.mktemp("scratch"))
+def toy(tmp_path_factory, shared_bytecode):
+    return share_bytecode(init_project(tmp_path_factory.mktemp("scratch")), shared_bytecode)
 
 
 @pytest.mark.parametrize("verb, folder", [

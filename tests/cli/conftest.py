@@ -1,0 +1,2 @@
+"""Fixtures of the CLI's tests."""
+from perturb.child_bytecode import shared_bytecode  # noqa: F401 (the fixture: a project's children share bytecode)
