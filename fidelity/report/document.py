@@ -133,6 +133,10 @@ def _verdict(ledger: dict) -> tuple[bool, str]:
                           "accepted gate")
     if t["blind_spots"]:
         open_items.append(f"{t['blind_spots']} of {t['perturbations']} perturbations are blind spots")
+    found = _discovery_counts(ledger)
+    if found["unexplained"] or found["undecided"]:
+        open_items.append(f"discovery left {found['unexplained']} blind spots unexplained and "
+                          f"{found['undecided']} mutants undecided")
     if t["claims_refuted"]:
         open_items.append(f"{t['claims_refuted']} stated numbers are refuted by the oracles")
     if t["weak"]:
@@ -246,19 +250,30 @@ def _intro(doc: Document, ledger: dict) -> None:
                       " collection errors.")))
 
 
+def _discovery_counts(ledger: dict, paper: str | None = None) -> dict:
+    """What discovery found in the project's own modules (those of `paper`'s equations, or all):
+    blind spots, how many of them no entry explains, and undecided mutants."""
+    entries = [e for e in ledger.get("discovery", {}).get("modules", {}).values()
+               if paper is None or paper in e["papers"]]
+    return {k: sum(e["summary"][k] for e in entries) for k in ("blind_spots", "unexplained", "undecided")}
+
+
 def _summary(doc: Document, ledger: dict) -> None:
     rows = []
     for s in ledger["summary"]:
+        found = _discovery_counts(ledger, s["paper"])
         rows.append((Link(s["paper"], "#" + anchor("paper", s["paper"])), s["title"],
                      f"{s['implemented']} / {s['deviates']} / {s['not_implemented']}",
                      f"{s['implemented_accepted']} of {s['implemented'] + s['deviates']}",
                      f"{s['gates_accepted']} of {s['gates']}",
                      f"{s['claims_confirmed']} / {s['claims_refuted']} / {s['claims_unchecked']}",
-                     str(s["perturbations"]), str(s["blind_spots"]), str(s["weak"])))
+                     str(s["perturbations"]), str(s["blind_spots"]),
+                     f"{found['blind_spots']} ({found['unexplained']}) / {found['undecided']}", str(s["weak"])))
     doc.add(Heading(2, "Summary", "summary"))
     doc.add(Table(("paper", "title", "equations implemented / deviates / not implemented",
-                   "implemented and covered by an accepted gate", "gates accepted", "claims confirmed / refuted / "
-                   "unchecked", "perturbations", "blind spots", "weak separations"), tuple(rows)))
+                   "implemented or deviating, covered by an accepted gate", "gates accepted",
+                   "claims confirmed / refuted / unchecked", "perturbations", "perturbations no gate caught",
+                   "discovered blind spots (unexplained) / undecided", "weak separations"), tuple(rows)))
 
 
 def _plots(doc: Document, ledger: dict) -> None:

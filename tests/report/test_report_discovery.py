@@ -134,7 +134,7 @@ def test_the_stryker_report_holds_every_discovered_mutant_with_its_status(toy):
     assert mutants[name("m5")]["statusReason"].startswith("equivalent: 3 probes")
     assert mutants[UNEXPLAINED]["status"] == "Survived"
     assert "double(negative; n=4; seed 0): differs by 4" in mutants[UNEXPLAINED]["statusReason"]
-    assert mutants[EXPLAINED]["status"] == "Survived"
+    assert mutants[EXPLAINED]["status"] == "Ignored"          # judged beside its equation (issue 33)
     assert mutants[EXPLAINED]["statusReason"].startswith(f"explained (out_of_scope): {OUT_OF_SCOPE_REASON}")
     assert mutants[name("m6")]["status"] == "Survived"
     assert mutants[name("m6")]["statusReason"].startswith("undecided: none of the 3 probes")
@@ -221,3 +221,14 @@ def test_a_third_party_perturbation_target_is_keyed_by_its_module_path(toy, monk
     (p9,) = report["files"]["toy_tp_lib/ops.py"]["mutants"]
     assert p9["mutatorName"] == "P9: f adds 2" and p9["replacement"] == "x + 2"
     jsonschema.Draft7Validator(MINIMAL_SCHEMA).validate(report)
+
+
+def test_the_summary_counts_what_discovery_found_beside_the_perturbations_no_gate_caught(toy):
+    """Issue 33: the Summary's "blind spots 0" (perturbations) sat beside discovery's blind spots, unsaid."""
+    toy.standard_evidence()
+    toy.discovery_record()
+    text = md(ledger_of(toy))
+    header, *rows = md_table(text, "## Summary")
+    found = {row[0]: row[header.index("discovered blind spots (unexplained) / undecided")] for row in rows}
+    assert list(found.values()) == ["2 (1) / 1"], found          # as the paper's discovery section counts them
+    assert "discovery left 1 blind spots unexplained and 1 mutants undecided" in text
