@@ -3,8 +3,7 @@ reads the others' results from it (issue 30: check ran the whole suite, a minute
 edit). Plain check still runs every instance."""
 import json
 
-from perturb.child_bytecode import share_bytecode
-from toy_project import fidelity, init_project
+from toy_project import fidelity, init_project, share_bytecode
 
 OTHER = '''"""A second implementation the toy gate below targets on its own."""
 

@@ -4,8 +4,7 @@ import json
 import os
 
 import pytest
-from perturb.child_bytecode import share_bytecode
-from toy_project import init_project
+from toy_project import init_project, share_bytecode
 
 from fidelity import project
 from fidelity.check import gates_stage

@@ -2,8 +2,7 @@
 a plain line every few seconds in a log. Issue 15: it ran for 15 s or more with no sign of progress."""
 import io
 
-from perturb.child_bytecode import share_bytecode
-from toy_project import init_project
+from toy_project import init_project, share_bytecode
 
 from fidelity import project
 from fidelity.check import gates_stage

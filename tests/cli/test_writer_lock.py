@@ -6,8 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from perturb.child_bytecode import share_bytecode
-from toy_project import fidelity, init_project
+from toy_project import fidelity, init_project, share_bytecode
 
 from fidelity import writer_lock
 

@@ -3,7 +3,7 @@
 The toy repo (tests/perturb/toyrepo: a toy subject package, toy gates named
 toygate_*.py, a fixture) is copied into a temporary directory for every use,
 so runs and edits never touch the working tree; its children keep their bytecode
-in the run's shared folder (child_bytecode.py). `main_run` runs the runner
+in the run's shared folder (toy_project.share_bytecode). `main_run` runs the runner
 once per session over the toy perturbations below; most tests read it.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .child_bytecode import share_bytecode, shared_bytecode  # noqa: F401 (the fixture)
+from toy_project import share_bytecode
 
 # The toy repo is copied by the tests; never collect it in place.
 collect_ignore = ["toyrepo"]

@@ -10,8 +10,8 @@ import textwrap
 
 import pytest
 from ledger_toy import G_DOUBLE, G_INC, gate_run_record
-from perturb.child_bytecode import share_bytecode, shared_bytecode  # noqa: F401 (a fixture)
 from test_report_render import ledger_of, md_table
+from toy_project import share_bytecode
 
 from fidelity.report import document, gaterun, html, markdown
 
