@@ -10,9 +10,10 @@ every floating input, or the exception it refused the input with (a guard the mu
 accepts what the original refuses). Different anywhere beyond the bound: a blind spot, with the smallest
 input that showed it and the difference. Equal on every probe that executed the mutated lines
 (traced): equivalent, with the inputs tried. No probe that runs on the original reaches the
-mutated lines: undecided (never counted as equivalent). A mutant whose module, executed, binds every
-name to an equal value (same_program.py: two independent module-level assignments swapped) is
-equivalent before any probe: it is the same program.
+mutated lines: undecided (never counted as equivalent). A mutant of import-time lines (module or
+class level, which no trace sees) whose module, executed, binds every name to an equal value
+(same_program.py: two independent module-level assignments swapped) is equivalent before any
+probe: it is the same program.
 
 Probes come from the mechanisms of the subjects whose code this module is (their Protocols give
 every argument's shape, e.g. "[L, ..., d]"), for the module's other public functions from a plain
@@ -25,6 +26,7 @@ default), when it runs a method of that class.
 """
 from __future__ import annotations
 
+import ast
 import inspect
 import itertools
 import re
@@ -35,6 +37,7 @@ from typing import Any, Callable
 
 import torch
 
+from fidelity.discover.reach import reach_of
 from fidelity.discover.same_program import same_program
 from fidelity.gates.tensors import floating_tensors
 
@@ -450,7 +453,9 @@ def decide(module_name: str, path: str, original_source: str, mutant_source: str
     except Exception as exc:  # the mutant fails at import: any use of the module tells them apart
         return {"verdict": "blind_spot", "inputs": ["import"], "max_difference": None,
                 "witness": f"the mutated module fails to import: {type(exc).__name__}: {exc}"}
-    if same_program(original, mutant):  # e.g. two independent module-level assignments swapped
+    if lines and reach_of(ast.parse(original_source), *lines) is None and same_program(original, mutant):
+        # import-time lines (module or class level), which no probe's trace sees: e.g. two independent
+        # module-level assignments swapped. Code a call runs is left to the probes, which name their inputs.
         return {"verdict": "equivalent", "inputs": [SAME_PROGRAM], "max_difference": 0.0, "witness": None}
     tried, reached, worst = [], [], 0.0
     first, last = lines or (1, 10**9)

@@ -41,7 +41,7 @@ SCRIPT = """
   }
   function filter(query) {
     var q = query.trim().toLowerCase();
-    var words = q.split(/\s+/);
+    var words = q.split(/\\s+/);
     var rows = document.querySelectorAll("main table:not(.grid) tbody tr");
     var exact = false;
     for (var j = 0; j < rows.length && q !== ""; j++) { if (ownIds(rows[j]).indexOf(q) >= 0) { exact = true; break; } }
