@@ -12,7 +12,8 @@ it cannot drive gets the same. Gates get the subject through fidelity.gates.outp
 every floating output must keep its inputs' dtype and device, else the gate fails by that check.
 
 Outside a fidelity project, and for tests that are not gates, the plugin does nothing
-(nor does it import torch).
+(nor does it import torch), but for one saving in any run: hypothesis_summary.py keeps
+hypothesis's plugin from importing hypothesis at the end of a run that never used it.
 """
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ def _cuda_available() -> bool:
 
 
 def pytest_configure(config):
+    from fidelity.gates import hypothesis_summary
+
+    config.pluginmanager.register(hypothesis_summary, "fidelity-hypothesis-summary")
     config.addinivalue_line("markers", "gate(equations, mechanism, gate_class=None): a gate of the given spec "
                                        "equations; gate_class one of fidelity.gates.gate_classes.GATE_CLASSES")
     config.addinivalue_line("markers", "gate_targets(*modules): modules whose source this gate covers")
