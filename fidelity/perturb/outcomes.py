@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from fidelity.evidence import jsonio
 from fidelity.evidence.outcome import Outcome
+from fidelity.message_line import first_line
 from fidelity.perturb.launch import OK_EXIT_CODES, ChildRun
 
 
@@ -19,11 +20,6 @@ INSTANCE_FIELDS = ("nodeid", "outcome", "phase", "kind", "exc_type", "message", 
 def instance_summary(item: dict) -> dict:
     """The part of a plugin item kept in evidence (no durations: they churn)."""
     return {k: item.get(k) for k in INSTANCE_FIELDS}
-
-
-def _first_line(text: str | None) -> str:
-    text = (text or "").strip()
-    return text.splitlines()[0][:300] if text else ""
 
 
 def classify_gate(gate: str, gate_file: str, child: ChildRun, expected_instances: int | None = None) -> dict:
@@ -38,14 +34,14 @@ def classify_gate(gate: str, gate_file: str, child: ChildRun, expected_instances
         first = by_assertion[0]
         reading = jsonio.decode_float((first.get("readings") or {}).get("reading"))
         return dict(out, outcome=Outcome.RED_BY_ASSERTION, reading=reading,
-                    detail=f"{first['nodeid']}: {first.get('exc_type')}: {_first_line(first.get('message'))}")
+                    detail=f"{first['nodeid']}: {first.get('exc_type')}: {first_line(first.get('message'))}")
 
     other = [i for i in instances if i["outcome"] in ("failed", "error")]
     if other:
         first = other[0]
         where = f" (in {first['phase']}, raised at {first.get('raised_in')})" if first.get("raised_in") else f" (in {first['phase']})"
         return dict(out, outcome=Outcome.RED_OTHER, reading=None,
-                    detail=f"{first['nodeid']}: {first.get('exc_type')}: {_first_line(first.get('message'))}{where}")
+                    detail=f"{first['nodeid']}: {first.get('exc_type')}: {first_line(first.get('message'))}{where}")
 
     in_flight_here = child.in_flight is not None and child.in_flight.split("[", 1)[0] == gate
     incomplete = expected_instances is not None and len(instances) < expected_instances
@@ -59,7 +55,7 @@ def classify_gate(gate: str, gate_file: str, child: ChildRun, expected_instances
         if errs:
             e = errs[0]
             lines = [l for l in (e.get("message") or "").splitlines() if l.strip()]
-            detail = f"collection error: {e.get('exc_type')}: " + (lines[-1].strip()[:300] if lines else "")
+            detail = f"collection error: {e.get('exc_type')}: " + first_line(lines[-1] if lines else "")
         elif child.returncode not in OK_EXIT_CODES:
             detail = f"not collected (pytest exit code {child.returncode})"
         else:
@@ -67,7 +63,7 @@ def classify_gate(gate: str, gate_file: str, child: ChildRun, expected_instances
         return dict(out, outcome=Outcome.RED_OTHER, reading=None, detail=detail)
 
     if all(i["outcome"] == "skipped" for i in instances):
-        return dict(out, outcome=Outcome.SKIPPED, reading=None, detail=_first_line(instances[0].get("skip_reason")))
+        return dict(out, outcome=Outcome.SKIPPED, reading=None, detail=first_line(instances[0].get("skip_reason")))
     return dict(out, outcome=Outcome.SURVIVED, reading=None, detail="")
 
 

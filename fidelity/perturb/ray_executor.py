@@ -26,6 +26,7 @@ import threading
 import time
 from typing import Callable
 
+from fidelity.message_line import first_line
 from fidelity.perturb import executor as executor_mod
 from fidelity.perturb import launch, ray_task
 from fidelity.perturb import warm_start as warm_start_mod
@@ -156,5 +157,4 @@ class _Lost(Exception):
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:300] if text else ""
+    return first_line(str(exc))

@@ -38,6 +38,8 @@ import json
 import platform
 from pathlib import Path
 
+from fidelity.message_line import first_line
+
 SCHEMA = "fidelity.report.gate-run/1"
 FILE_NAME = "gate-run.json"
 
@@ -106,8 +108,7 @@ def run(repo_root: Path, fixtures_dir: Path, say=lambda msg: None) -> dict:
         row["fixtures_read"] = sorted({rel_to_root(f, repo_root)
                                        for it in instances for f in it.get("fixtures_read", [])})
         row.update(readings_summary(instances))
-        row["failed"] = [{"nodeid": f["nodeid"], "message": (f.get("message") or "").splitlines()[0][:300]
-                          if f.get("message") else ""} for f in row["failed"]]
+        row["failed"] = [{"nodeid": f["nodeid"], "message": first_line(f.get("message"))} for f in row["failed"]]
     n = sum(r["instances"] for r in rows)
     say(f"report: gate suite done: {len(rows)} gates, {n} instances, pytest exit {data['returncode']}")
     return {"schema": SCHEMA, "recorded_at": utc_now(), "environment": _environment(),
@@ -134,7 +135,7 @@ def _versions(subject) -> dict:
 
 def _finding(item: dict) -> dict:
     message = item.get("message") or ""
-    return {"nodeid": item["nodeid"], "message": message.splitlines()[0][:300] if message else "",
+    return {"nodeid": item["nodeid"], "message": first_line(message),
             "readings": item.get("readings") or {}, "kind": item.get("kind"), "exc_type": item.get("exc_type")}
 
 

@@ -8,7 +8,7 @@ import fidelity
 
 # bottom first
 LAYERS = [
-    {"textable", "references", "writer_lock", "targets", "cache", "child_env"},
+    {"textable", "message_line", "references", "writer_lock", "targets", "cache", "child_env"},
     {"evidence"},
     {"project", "own_checkout"},
     {"spec"},
