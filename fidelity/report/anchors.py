@@ -6,9 +6,11 @@ and in every renderer, and a mention anywhere on the page can link to it.
 """
 from __future__ import annotations
 
+import hashlib
+
 from fidelity.report.blocks import Ref, anchor
 
-KINDS = ("paper", "eq", "claim", "gate", "pert", "finding")
+KINDS = ("paper", "eq", "claim", "gate", "pert", "finding", "mutant", "evidence")
 GATE_PREFIX = "tests/gates/"
 
 
@@ -37,6 +39,21 @@ def pert_ref(pid: str, title: str = "") -> Ref:
 
 def claim_ref(cid: str) -> Ref:
     return Ref(cid, ref_id("claim", cid))
+
+
+def evidence_id(pid: str, gate: str) -> str:
+    """The record of one gate under one perturbation (its row in Red to green). The gate enters as a short
+    hash of its id: a grid links thousands of cells, and the whole node id in each would weigh megabytes."""
+    return ref_id("evidence", pid, hashlib.sha256(gate.encode()).hexdigest()[:10])
+
+
+def mutant_id(name: str, subject: str | None = None) -> str:
+    """A discovered mutant (module:key), of a third-party subject when `subject` is given."""
+    return ref_id("mutant", *((subject,) if subject else ()), name)
+
+
+def mutant_ref(name: str, subject: str | None = None) -> Ref:
+    return Ref(name, mutant_id(name, subject))
 
 
 def finding_id(subject: str, gate: str) -> str:

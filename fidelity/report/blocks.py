@@ -103,7 +103,8 @@ class Plot:
 @dataclass(frozen=True)
 class Matrix:
     """A grid drawn in HTML only (Markdown names it, as it names a plot). `columns`: (id, text, hover);
-    `groups`: (heading inline, rows); a row is (header inline, cells); a cell is (kind, text, hover) or None."""
+    `groups`: (heading inline, rows); a row is (header inline, cells); a cell is (kind, text, hover, quiet,
+    target id: linked when the page holds it) or None."""
 
     name: str
     caption: str

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from fidelity.evidence.outcome import Outcome
 from fidelity.report import performance
-from fidelity.report.anchors import claim_ref, eq_ref, finding_id, gate_ref, gate_short, pert_ref, ref_id
+from fidelity.report.anchors import (claim_ref, eq_ref, evidence_id, finding_id, gate_ref, gate_short, mutant_id, mutant_ref,
+                                     pert_ref, ref_id)
 from fidelity.report.blocks import (Bullets, Code, CodeBlock, Document, Heading, Link, Num, Para, Plot, Ref, Strong,
                                     Table, Tag, Target, anchor)
 from fidelity.report.discovery import OUTCOMES as DISCOVERY_OUTCOMES
@@ -602,17 +603,29 @@ def _red_to_green(doc: Document, p: dict) -> None:
         doc.add(Para("No perturbation of this paper has evidence or a predicted reading. No run, no row."))
         return
     rows = sorted(rows, key=lambda r: (perturbation_key(r["perturbation"]), r["gate"]))
-    doc.add(Table(("perturbation", "gate", "outcome", "observed red reading", "predicted reading", "green after",
-                   "when", "basis"),
-                  tuple(((pert_ref(r["perturbation"], r["title"]), " " + r["title"]), gate_ref(r["gate"]),
+    doc.add(Table(("perturbation", "gate", "outcome", "observed red reading", "what the gate said",
+                   "predicted reading", "green after", "when", "basis"),
+                  tuple((Target(evidence_id(r["perturbation"], r["gate"]), (pert_ref(r["perturbation"], r["title"]),
+                                                                            " " + r["title"])), gate_ref(r["gate"]),
                          outcome_tag(r["outcome"]),
                          reading(r["observed"]) if r["basis"] != PREDICTED_ONLY else DASH,
-                         reading(r["predicted"]), yes_no(r["green_after"]), r["when"] or DASH, basis_tag(r["basis"]))
+                         _what_the_gate_said(r), reading(r["predicted"]), yes_no(r["green_after"]), r["when"] or DASH,
+                         basis_tag(r["basis"]))
                         for r in rows)))
     stale = [r for r in rows if r["basis"] == OBSERVED_STALE]
     if stale:
         doc.add(Bullets(tuple((pert_ref(r["perturbation"]), " x ", gate_ref(r["gate"]), " stale: " +
                                "; ".join(r["stale_reasons"])) for r in stale)))
+
+
+def _what_the_gate_said(row: dict) -> str:
+    """The failure message of the instance that went red, without its node id (the gate column names it)."""
+    detail = row.get("detail") or ""
+    if row["basis"] == PREDICTED_ONLY or not detail:
+        return DASH
+    if detail.startswith(row["gate"] + "[") and "]: " in detail:
+        return detail.split("]: ", 1)[1]
+    return detail
 
 
 def _blind_spots(doc: Document, p: dict) -> None:
@@ -667,20 +680,23 @@ def _record_state(e: dict) -> tuple:
 def _explanation_cell(m: dict):
     x = m["explanation"]
     if x is not None:
-        return (Tag("explained", "passed"), f" ({x['kind']}, beside ", Code(x["equation"]), "): " + x["reason"])
+        return (Tag("explained", "passed"), f" ({x['kind']}, beside ", eq_ref(x["equation"]), "): " + x["reason"])
     if m["outcome"] == "blind_spot":
         return (Tag("UNEXPLAINED", "failed"), ": close it with a gate, or explain it beside its equation "
                                               "(equivalent: / out_of_scope: naming " + m["name"] + ")")
     return "not a blind spot yet: no probe reached it (never counted as equivalent)"
 
 
-def _discovered_module(doc: Document, e: dict, level: int, anchor_id: str, *, ours: bool = True) -> None:
+def _discovered_module(doc: Document, e: dict, level: int, anchor_id: str, *, ours: bool = True,
+                       anchored: bool = True) -> None:
+    """`anchored`: its mutants' rows carry their ids (False where the module is shown again, under a second
+    paper naming it: there each mutant links to the row that carries it)."""
     doc.add(Heading(level, e["module"] + (f" ({e['subject']}, third party)" if e["subject"] else ""), anchor_id))
     lead = ["Record ", Code(e["record"]), ", recorded ", e["recorded_at"] or DASH]
     if e["target_file"]:
         lead += [", of ", Code(e["target_file"])]
     if ours:
-        lead += ["; named by ", codes(e["equations"], "no equation")]
+        lead += ["; named by ", eq_refs(e["equations"], "no equation")]
     doc.add(Para(tuple(lead) + (". ",) + _record_state(e)))
     extra = sorted(o for row in e["counts"].values() for o in row if o not in DISCOVERY_OUTCOMES)
     outcomes = [*DISCOVERY_OUTCOMES, *dict.fromkeys(extra)]
@@ -709,10 +725,17 @@ def _discovered_module(doc: Document, e: dict, level: int, anchor_id: str, *, ou
     head = ("mutant", "id", "line", "function", "operator", "description", "outcome", "witness")
     rows = []
     for m in sorted(listed, key=lambda m: (m["line"] or 0, m["name"])):
-        row = (Code(m["name"]), Code(m["id"] or DASH), num(m["line"]), Code(m["function"]) if m["function"] else DASH,
+        name = (Target(mutant_id(m["name"], e["subject"]), Code(m["name"])) if anchored
+                else mutant_ref(m["name"], e["subject"]))
+        row = (name, Code(m["id"] or DASH), num(m["line"]), Code(m["function"]) if m["function"] else DASH,
                Code(m["operator"]), m["description"] or DASH, discovery_tag(m["outcome"]), witness_text(m))
         rows.append(row + ((_explanation_cell(m),) if ours else ()))
     doc.add(Table(head + (("explanation",) if ours else ()), tuple(rows)))
+
+
+def _first_paper_naming(ledger: dict, module: dict) -> str | None:
+    """The paper, in page order, under which a module several papers name is shown with its mutants' ids."""
+    return next((q["id"] for q in ledger["papers"] if q["id"] in module["papers"]), None)
 
 
 def _discovered(doc: Document, p: dict, ledger: dict) -> None:
@@ -735,7 +758,8 @@ def _discovered(doc: Document, p: dict, ledger: dict) -> None:
     missing = [m for m in mods if m not in d["modules"]]
     for m in mods:
         if m in d["modules"]:
-            _discovered_module(doc, d["modules"][m], 4, anchor(p["id"], "discovery", m))
+            e = d["modules"][m]
+            _discovered_module(doc, e, 4, anchor(p["id"], "discovery", m), anchored=p["id"] == _first_paper_naming(ledger, e))
     if missing:
         doc.add(Para(Strong("Not recorded")))
         doc.add(Bullets(tuple((Code(m), ": no discovery run recorded (run ", Code(f"fidelity discover --module {m}"),
@@ -823,17 +847,21 @@ def _claim_ledger(doc: Document, p: dict) -> None:
     for c in s["claim_sources"]:
         items.append((f"{c['claims']} numbers stated in ", Code(c["file"]), f": {c['confirmed']} confirmed, "
                       f"{c['refuted']} refuted by the oracles, {c['unchecked']} unchecked"
-                      + (f", {c['error']} with a missing oracle" if c["error"] else "")))
+                      + (f", {c['error']} with a missing oracle" if c["error"] else "")
+                      + (" (refuted: " if c["refuted_ids"] else ""),
+                      *((joined([claim_ref(i) for i in c["refuted_ids"]], DASH), ")") if c["refuted_ids"] else ())))
     doc.add(Bullets(tuple(items)))
     doc.add(Heading(4, "Measured (by which gate, in which run)", anchor(pid, "measured")))
     if cl["measured"]:
         items = []
         for m in cl["measured"]:
-            runs = "; ".join(f"red by assertion under {r['perturbation']} (reading {num(r['reading'], 9)}) and "
-                             f"green after, recorded {r['recorded_at']} with torch {r['versions'].get('torch')}"
-                             for r in m["runs"])
+            runs = []
+            for r in m["runs"]:
+                runs += ["; " if runs else ": ", "red by assertion under ", pert_ref(r["perturbation"]),
+                         f" (reading {num(r['reading'], 9)}) and green after, recorded {r['recorded_at']} with torch "
+                         f"{r['versions'].get('torch')}"]
             gate_run = f"; gate suite: {m['gate_run']}" if m["gate_run"] else ""
-            items.append((gate_ref(m["gate"]), " measures ", eq_refs(m["equations"]), ": " + runs + gate_run))
+            items.append((gate_ref(m["gate"]), " measures ", eq_refs(m["equations"]), *runs, gate_run))
         doc.add(Bullets(tuple(items)))
     else:
         doc.add(Para("Nothing: no gate of this paper is accepted (no current evidence of a gate going red by its "

@@ -1,6 +1,8 @@
 """A paper's gates x perturbations as an HTML grid (a blocks.Matrix): rows the gates, grouped
 under the equations they hold, columns the paper's perturbations (each a link to its row in
-the catalogue), a cell coloured by the evidence's outcome with the reading on hover.
+the catalogue), a cell coloured by the evidence's outcome and lettered (the legend says what each letter
+means, so a cell reads without hover, on a touch screen too); a cell with a row in Red to green links to
+it (the reading and what the gate said), and its hover says the outcome and reading.
 
 A cell is "off target" (drawn faint) when the gate is not listed for the perturbation and
 holds none of the equations it covers: nothing expects that gate to go red there.
@@ -8,7 +10,7 @@ The outcome codes are the PNG overview's (plots.MATRIX_CODES), so both read alik
 """
 from __future__ import annotations
 
-from fidelity.report.anchors import eq_ref, gate_ref, ref_id
+from fidelity.report.anchors import eq_ref, evidence_id, gate_ref, ref_id
 from fidelity.report.blocks import Matrix
 
 
@@ -44,12 +46,12 @@ def build(p: dict, ledger: dict) -> Matrix | None:
                 quiet = gate not in (pert.get("listed_gates") or []) and not gate_eqs & set(pert.get("covers") or [])
                 letter, words = MATRIX_CODES[code]
                 rec = records.get((gate, pid))
-                hover = f"{pid} x {gate}: {words}"
+                hover = f"{pid}: {words}"  # the row's header names the gate; the page would weigh megabytes more
                 if rec and rec["reading"] is not None:
                     hover += f"; reading {num(rec['reading'], 9)}"
                 if quiet:
                     hover += " (off target: not expected to go red)"
-                out.append((code, letter, hover, quiet))
+                out.append((code, letter, hover, quiet, evidence_id(pid, gate)))
             if any(out):
                 rows.append((gate_ref(gate), tuple(out)))
         if rows:
@@ -57,6 +59,7 @@ def build(p: dict, ledger: dict) -> Matrix | None:
     columns = tuple((ref_id("pert", pid), pid, (info.get(pid) or {}).get("title", "")) for pid in perts)
     legend = tuple((k, code, words) for k, (code, words) in MATRIX_CODES.items())
     return Matrix(f"{p['id']}-gates", ("Gates (rows, under each equation they hold) x perturbations of "
-                                       f"{p['id']} (columns); hover a cell for the outcome and the reading. "
+                                       f"{p['id']} (columns); each letter is an outcome (legend below); a cell that "
+                                       "links opens its record in Red to green: the reading and what the gate said. "
                                        "Faint cells are off target: nothing expects that gate to go red there."),
                   columns, tuple(groups), legend)

@@ -101,9 +101,11 @@ class _Page:
                     if cell is None:
                         tds.append('<td class="empty"></td>')
                         continue
-                    kind, text, hover, quiet = cell
+                    kind, text, hover, quiet, target = cell
                     css = f"c-{kind}" + (" quiet" if quiet else "")
-                    tds.append(f'<td class="{css}" title="{html.escape(hover)}">{html.escape(text)}</td>')
+                    inner = (f'<a href="#{html.escape(target)}">{html.escape(text)}</a>' if target in self.ids
+                             else html.escape(text))
+                    tds.append(f'<td class="{css}" title="{html.escape(hover)}">{inner}</td>')
                 body.append(f"<tr><th>{self.inline(header)}</th>{''.join(tds)}</tr>")
         legend = "".join(f'<span><b class="c-{k}">{html.escape(code)}</b> {html.escape(text)}</span>'
                          for k, code, text in m.legend)

@@ -473,7 +473,9 @@ def _claim_ledger(prov: dict, equations: list[dict], claims: list[dict], gates: 
             "read_where": prov["read_where"], "author_code": prov["author_code"],
             "tier_a": [{"id": e["id"], "provenance": e["provenance"]} for e in equations if e["tier"] == "a"],
             "claim_sources": [{"file": f, "claims": n, **{k: verdicts[f].get(k, 0) for k in
-                                                         ("confirmed", "refuted", "unchecked", "error")}}
+                                                         ("confirmed", "refuted", "unchecked", "error")},
+                               "refuted_ids": [c["id"] for c in claims
+                                               if c["verdict"] == "refuted" and c["source"].split(" ", 1)[0] == f]}
                               for f, n in sorted(sources.items())],
         },
         "measured": measured,

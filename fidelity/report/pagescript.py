@@ -32,7 +32,14 @@ SCRIPT = """
   function toHash() {
     var id = decodeURIComponent(location.hash.slice(1));
     var el = id && document.getElementById(id);
-    if (el) { reveal(el); el.style.scrollMarginTop = headerOver(el) + "px"; el.scrollIntoView(); }
+    if (!el) { return; }
+    reveal(el);
+    // a row's id sits in one of its cells, below the row's top: the margin covers the header and that gap,
+    // so the row lands below the header, whether this or the browser's own scroll to the id comes last
+    var row = el.closest("tbody tr") || el;
+    var gap = el.getBoundingClientRect().top - row.getBoundingClientRect().top;
+    el.style.scrollMarginTop = (headerOver(el) + Math.max(0, gap)) + "px";
+    el.scrollIntoView();
   }
   function ownIds(row) {
     var spans = row.querySelectorAll("span[id]"), ids = [];

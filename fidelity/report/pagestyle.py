@@ -73,6 +73,7 @@ table.grid td.c-skipped { background: #d5dbe1; } table.grid td.c-stale { backgro
 table.grid td.c-predicted { background: #d7cdf5; }
 table.grid td.quiet { opacity: 0.35; }
 table.grid td.empty { background: #fff; }
+table.grid td a { color: inherit; display: block; text-decoration: none; min-height: 1.4em; }
 .legend span { display: inline-block; margin-right: 10px; } .legend b { display: inline-block; min-width: 18px;
   text-align: center; border: 1px solid var(--line); }
 @media (max-width: 900px) {

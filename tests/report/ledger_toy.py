@@ -286,7 +286,7 @@ class Toy:
     def standard_evidence(self):
         self.record("P1", G_DOUBLE, "red_by_assertion", reading=0.5000001,
                     predicted={"reading": 0.5, "note": "3x / 2x - 1"}, readings={"reading": 0.5000001, "rtol": 0.1},
-                    detail="AssertionError: y differs")
+                    detail=f"{G_DOUBLE}[torch-cpu]: AssertionError: y differs")
         self.record("P2", G_INC, "survived", reading=None, detail="")
         self.record("P4", G_DOUBLE, "red_by_assertion", reading=0.75,
                     edits=[{"find": "return 2 * x", "replace": "return x ** 2"}])

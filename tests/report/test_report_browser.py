@@ -232,8 +232,8 @@ def test_searching_an_id_exactly_shows_the_one_row_it_names_and_words_match_anyw
 
 
 def _framed(page: Path, tmp: Path, width: int, height: int, script: str, fragment: str = "") -> dict:
-    """Open the page, unchanged, in an iframe `width` x `height` px of a probe page, run `script` (the body of a
-    function of the frame's window `w` and document `d`, returning a JSON-able value) once it has loaded, and
+    """Open the page, unchanged, in an iframe `width` x `height` px of a probe page, run `script` (the body of an
+    async function of the frame's window `w` and document `d`, returning a JSON-able value) once it has loaded, and
     return that value: the probe writes it into its own DOM, read with --dump-dom. The frame is exactly as wide
     as asked, which a headless window is not (it has a minimum width). --allow-file-access-from-files lets the
     probe, a file: page, read the frame, another file: page."""
@@ -242,8 +242,8 @@ def _framed(page: Path, tmp: Path, width: int, height: int, script: str, fragmen
                      f'height="{height}" style="border:0"></iframe><script>'
                      'document.getElementById("f").addEventListener("load", () => {'
                      ' const w = document.getElementById("f").contentWindow, d = w.document;'
-                     f' const out = (() => {{ {script} }})();'
-                     ' document.body.setAttribute("data-out", JSON.stringify(out)); });'
+                     f' (async () => {{ {script} }})().then(out =>'
+                     ' document.body.setAttribute("data-out", JSON.stringify(out))); });'
                      "</script></body></html>")
     proc = chromium(["--allow-file-access-from-files", "--virtual-time-budget=8000", "--dump-dom"],
                     probe.as_uri(), tmp)
@@ -292,3 +292,28 @@ def test_a_link_to_a_table_row_lands_with_the_row_below_the_sticky_header(page, 
     assert out["scrolled"] > 0, out                                            # the page moved to the row
     assert out["rowTop"] >= out["headBottom"] - 0.5, out                       # not under the (sticky) header row
     assert out["rowBottom"] <= out["height"], out                              # and in view
+
+
+def test_a_grid_cell_reads_without_hover_and_a_tap_on_it_lands_on_its_record_in_view_at_420_px(page, tmp_path):
+    """Issue 33: the grid's cells explained themselves only on hover (no touch). Each cell is a letter the legend
+    names; a cell with a record in Red to green links to it, and the row it lands on says the reading and what
+    the gate said, below the sticky header."""
+    probe = ("for (const x of d.querySelectorAll('details')) x.open = true;"
+             "const cells = [...d.querySelectorAll('table.grid td:not(.empty)')];"
+             "const legend = [...d.querySelectorAll('.legend b')].map(b => b.textContent);"
+             "const link = d.querySelector('table.grid td.c-caught a');"
+             "link.click();"
+             "await new Promise(done => w.addEventListener('hashchange', () => setTimeout(done, 50), {once: true}));"
+             "const r = d.getElementById(link.getAttribute('href').slice(1)).closest('tr'), t = r.closest('table');"
+             "const head = t.tHead.rows[0].cells[0].getBoundingClientRect(), row = r.getBoundingClientRect();"
+             "return {letters: cells.map(c => c.textContent.trim()), legend: legend, hash: w.location.hash,"
+             " row: [...r.cells].map(c => c.textContent), head: [...t.tHead.rows[0].cells].map(c => c.textContent),"
+             " rowTop: row.top, rowBottom: row.bottom, headBottom: head.bottom,"
+             " height: w.innerHeight};")
+    out = _framed(page, tmp_path, 420, 900, probe)
+    assert out["letters"] and set(out["letters"]) <= set(out["legend"]), out   # every cell: a letter the legend names
+    assert out["hash"].startswith("#evidence-p1-"), out                         # P1 x test_double, caught
+    record = dict(zip(out["head"], out["row"]))
+    assert record["what the gate said"] == "AssertionError: y differs", record
+    assert record["observed red reading"] == "0.5", record                     # 0.5000001 to the digits that matter
+    assert out["rowTop"] >= out["headBottom"] - 0.5 and out["rowBottom"] <= out["height"], out

@@ -38,14 +38,16 @@ def test_markdown_red_to_green_rows_say_observed_or_predicted_only(toy):
     text = markdown.render(document.build(ledger_of(toy)))
     table = md_table(text, "### Red to green")
     header, rows = table[0], table[1:]
-    assert header == ["perturbation", "gate", "outcome", "observed red reading", "predicted reading", "green after",
-                      "when", "basis"]
+    assert header == ["perturbation", "gate", "outcome", "observed red reading", "what the gate said",
+                      "predicted reading", "green after", "when", "basis"]
     by = {(r[0].split("`")[1], r[1].strip("`")): dict(zip(header, r)) for r in rows}
     p1 = by[("P1", "test_toy.py::test_double")]
     assert p1["observed red reading"] == "0.5000001" and p1["predicted reading"] == "0.5"
+    assert p1["what the gate said"] == "AssertionError: y differs"  # its message, less the node id
     assert p1["basis"] == "**OBSERVED**" and p1["when"] == "2026-11-29T10:00:00Z"
     p3 = next(v for k, v in by.items() if k[0] == "P3")
     assert p3["basis"] == "**PREDICTED ONLY**" and p3["observed red reading"] == "—" and p3["when"] == "—"
+    assert p3["what the gate said"] == "—"
     p4 = next(v for k, v in by.items() if k[0] == "P4")
     assert p4["basis"] == "**OBSERVED, STALE**"
     for row in by.values():
