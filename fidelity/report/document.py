@@ -34,8 +34,6 @@ PLOTS = (
     ("composite_distance", "The composite H^T of fixture mhc.composite_perturbed: spectral distance to J/n "
                            "against T (oracle values), with the fixture's predictions for a composite taken once "
                            "(dashed: predictions, not observations)."),
-    ("gate_matrix", "Gates x perturbations, coloured by the evidence's outcome (current records; stale and "
-                    "predicted-only cells marked)."),
     ("separation", "Separation margins: distance of each predicted wrong value from the right one, in units of "
                    "the gate's tolerance (log scale; under 10 is a weak gate)."),
 )

@@ -141,14 +141,13 @@ def _targets(content):
 
 def _plot(b: Plot, plots: dict, unavailable: str | None) -> str:
     caption = html.escape(plain(b.caption))
-    overview = ' class="overview"' if b.name == "gate_matrix" else ""
     if unavailable:
         return f'<figure id="plot-{b.name}"><p class="unavailable">{html.escape(unavailable)}</p>' \
                f"<figcaption>{caption}</figcaption></figure>"
     png = plots.get(b.name)
     if isinstance(png, (bytes, bytearray)):
         data = base64.b64encode(png).decode("ascii")
-        return (f'<figure id="plot-{b.name}"{overview}><img alt="{caption}" src="data:image/png;base64,{data}">'
+        return (f'<figure id="plot-{b.name}"><img alt="{caption}" src="data:image/png;base64,{data}">'
                 f"<figcaption>{caption}</figcaption></figure>")
     why = png if isinstance(png, str) else "no data for this plot"
     return f'<figure id="plot-{b.name}"><p class="unavailable">plot not drawn: {html.escape(why)}</p>' \

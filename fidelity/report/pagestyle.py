@@ -54,7 +54,6 @@ details { margin: 4px 0 10px; } summary { cursor: pointer; color: var(--muted); 
 .verdict { font-size: 15px; padding: 8px 12px; border-left: 5px solid #c0392b; background: #fbeeed; }
 .verdict.good { border-left-color: #27864a; background: #eaf6ee; }
 figure { margin: 10px 0 22px; } figure img { max-width: 100%; border: 1px solid var(--line); }
-figure.overview img { max-width: min(100%, 640px); }
 figcaption { color: var(--muted); font-size: 12.5px; max-width: 900px; }
 .unavailable { color: #7d1512; font-style: italic; }
 ul { margin: 4px 0 10px; padding-left: 22px; }

@@ -12,19 +12,19 @@ so it can be checked on its own; the report computes none of it (no oracle runs 
   trajectory at 60 digits, written by its builder in fidelity/fixtures/sinkhorn.py);
 - composite_series: fixture mhc.composite_perturbed's distance ||H^T - J/n||_2
   against T, and its predictions for a composite taken once;
-- matrix_series: gates x perturbations, one outcome code per cell;
+- matrix_series: gates x perturbations, one outcome code per cell (drawn as each paper's HTML grid,
+  gatematrix.py: a PNG of all 137 x 201 cells had labels 3 px tall);
 - separation_series: every computed separation.
 """
 from __future__ import annotations
 
 import io
 import json
-import math
 from pathlib import Path
 
 from fidelity.evidence.outcome import Outcome
 
-NAMES = ("sinkhorn_error", "composite_distance", "gate_matrix", "separation")
+NAMES = ("sinkhorn_error", "composite_distance", "separation")
 SINKHORN_FIXTURE = "sinkhorn.plot_trajectories"
 ZERO_BAND = 10.0 ** -3   # a log axis has no 0: an exact zero is drawn in a marked band this far below the data
 LINESTYLES = ("-", "--", "-.", ":")
@@ -185,91 +185,6 @@ def _composite(data: dict):
     return fig
 
 
-_MATRIX_COLOURS = {"caught": "#c0392b", "red_not_green": "#e8897f", "red_other": "#e59866", "survived": "#5d6d7e",
-                   "skipped": "#d5dbe1", "stale": "#f7dc6f", "predicted": "#d7cdf5"}
-
-
-MATRIX_HATCHED = ("stale", "predicted")   # no current run behind these cells: hatched as well as coloured
-LETTER_MIN_PT = 9.0   # a cell narrower than this cannot hold its letter (fontsize 8) legibly
-LABEL_MIN_PT = 9.0    # tick labels (fontsize 7-8) closer than this overlap into a smear
-
-
-def _label_step(cell_pt: float) -> int:
-    """Label every n-th row or column so that neighbouring tick labels never overlap."""
-    return max(1, math.ceil(LABEL_MIN_PT / cell_pt))
-
-
-def _matrix_layout(gates: list[str], perts: list[str]) -> tuple[tuple[float, float], dict]:
-    """(figure size in inches, subplots_adjust margins): fixed, from the label lengths (no tight_layout)."""
-    label = max(len(g.split("/")[-1]) for g in gates)
-    left_in, right_in, top_in, bottom_in = 0.3 + 0.055 * label, 2.6, 0.45, 0.75
-    height = max(2.8, 0.32 * len(gates) + 1.8)
-    width = max(6.0, 0.55 * len(perts) + left_in + right_in)
-    w, h = min(width, 18), min(height, 40)
-    return (w, h), {"left": left_in / w, "right": 1 - right_in / w, "top": 1 - top_in / h, "bottom": bottom_in / h}
-
-
-def _matrix_cells(ax, codes: list[list[str | None]]) -> None:
-    """Every cell in one mesh (its edges the grid; one patch per cell cost ~20 s at 133 x 196), and
-    one hatched collection over the cells with no current run behind them."""
-    import numpy as np
-    from matplotlib.collections import PatchCollection
-    from matplotlib.colors import to_rgb
-    from matplotlib.patches import Rectangle
-
-    colours = np.ones((len(codes), len(codes[0]), 3))        # white: no record and no prediction
-    for i, row in enumerate(codes):
-        for j, code in enumerate(row):
-            if code is not None:
-                colours[i, j] = to_rgb(_MATRIX_COLOURS[code])
-    ax.pcolormesh(np.arange(len(codes[0]) + 1), np.arange(len(codes) + 1), colours, edgecolors="#e5e8ec",
-                  linewidth=0.5)
-    hatched = [Rectangle((j, i), 1, 1) for i, row in enumerate(codes) for j, c in enumerate(row)
-               if c in MATRIX_HATCHED]
-    if hatched:
-        ax.add_collection(PatchCollection(hatched, facecolor="none", edgecolor="0.35", linewidth=0, hatch="//"))
-
-
-def _matrix(data: dict):
-    """The cells (_matrix_cells), each cell's letter when the cells are wide enough to hold it, and
-    as many tick labels as fit; what is left out is said in the title."""
-    from matplotlib.figure import Figure
-    from matplotlib.patches import Patch
-
-    gates, perts = data["gates"], data["perturbations"]
-    size, margins = _matrix_layout(gates, perts)
-    fig = Figure(figsize=size)
-    fig.subplots_adjust(**margins)
-    ax = fig.add_subplot()
-    codes = [[data["cells"][g].get(pid) for pid in perts] for g in gates]
-    _matrix_cells(ax, codes)
-    box = ax.get_position()
-    cell_w, cell_h = box.width * size[0] * 72 / len(perts), box.height * size[1] * 72 / len(gates)
-    lettered = cell_w >= LETTER_MIN_PT
-    for i, row in enumerate(codes if lettered else []):
-        for j, code in enumerate(row):
-            if code is not None:
-                ax.text(j + 0.5, i + 0.5, MATRIX_CODES[code][0], ha="center", va="center", fontsize=8,
-                        color="white" if code in ("caught", "survived") else "black")
-    ax.set_xlim(0, len(perts))
-    ax.set_ylim(len(gates), 0)
-    xstep, ystep = _label_step(cell_w), _label_step(cell_h)
-    ax.set_xticks([j + 0.5 for j in range(0, len(perts), xstep)], perts[::xstep], fontsize=8,
-                  rotation=0 if xstep == 1 and cell_w >= 30 else 90)
-    ax.set_yticks([i + 0.5 for i in range(0, len(gates), ystep)], [g.split("/")[-1] for g in gates][::ystep],
-                  fontsize=7)
-    ax.tick_params(length=0)
-    shown = [] if xstep == 1 else [f"one perturbation in {xstep} labelled"]
-    shown += [] if ystep == 1 else [f"one gate in {ystep} labelled"]
-    shown += [] if lettered else ["cells too narrow for their letters: the colours are the legend's"]
-    ax.set_title("gates x perturbations: outcome of the evidence" + (f"\n({'; '.join(shown)})" if shown else ""),
-                 fontsize=10)
-    handles = [Patch(facecolor=_MATRIX_COLOURS[k], hatch="//" if k in MATRIX_HATCHED else None,
-                     label=f"{c}: {text}") for k, (c, text) in MATRIX_CODES.items()]
-    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return fig
-
-
 def _separation(rows: list[dict]):
     from matplotlib.figure import Figure
 
@@ -312,9 +227,6 @@ def draw_all(ledger: dict, fixtures_dir: Path) -> tuple[dict, str | None]:
         comp = composite_series(fixtures_dir)
         out["composite_distance"] = _png(_composite(comp)) if comp and comp["distance"] else \
             "fixture mhc.composite_perturbed not found"
-        matrix = matrix_series(ledger)
-        out["gate_matrix"] = _png(_matrix(matrix)) if matrix["gates"] else \
-            "no evidence records and no predicted readings yet: run `fidelity perturb --all`"
         seps = separation_series(ledger)
         out["separation"] = _png(_separation(seps)) if seps else \
             "not computed: no gate states its tolerance (a reading named 'rtol') or records a separation"

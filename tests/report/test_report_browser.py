@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from fidelity.report import html as html_page
-from fidelity.report import outputs
+from fidelity.report import outputs, plots
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
@@ -120,7 +120,7 @@ def test_ledger_page_requests_nothing_from_the_network(page, tmp_path):
     if importlib.util.find_spec("matplotlib") is None:
         assert "plots unavailable" in text
     else:
-        assert len(dom.imgs) == 4 and all(i["src"].startswith("data:image/png;base64,") for i in dom.imgs)
+        assert len(dom.imgs) == len(plots.NAMES) and all(i["src"].startswith("data:image/png;base64,") for i in dom.imgs)
 
 
 def test_images_decode_under_the_pages_own_policy(page, tmp_path):
@@ -137,7 +137,7 @@ def test_images_decode_under_the_pages_own_policy(page, tmp_path):
     dom.feed(proc.stdout)
     assert dom.body.get("data-loaded") == "yes"
     sizes = [i.get("data-natural") for i in dom.imgs]
-    assert len(sizes) == 4 and all(s and s != "0x0" for s in sizes), sizes
+    assert len(sizes) == len(plots.NAMES) and all(s and s != "0x0" for s in sizes), sizes
 
 
 def test_screenshot(page, tmp_path):

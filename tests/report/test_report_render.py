@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from ledger_toy import G_DOUBLE, gate_run_record
 
-from fidelity.report import document, html, markdown, model, outputs, pagescript
+from fidelity.report import document, html, markdown, model, outputs, pagescript, plots
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -103,7 +103,7 @@ def test_html_is_self_contained(toy):
     assert directives["script-src"] == f"'{pagescript.SCRIPT_HASH}'" and html.CSP in page
     assert 'src="data:image/png;base64,' in page
     assert page.count('<span class="tag predicted">PREDICTED ONLY</span>') == 1
-    assert "plot not drawn" in page                                       # the other three plots
+    assert "plot not drawn" in page                                       # the plots whose data the toy lacks
 
 
 def test_html_says_plots_unavailable_without_matplotlib(toy):
@@ -149,7 +149,7 @@ def test_same_inputs_give_the_same_bytes(toy, tmp_path):
     assert set(first) == {"LEDGER.md", "ledger.json", "mutation-report.json", "ledger.html"}
     for name in first:
         assert first[name] == second[name], name
-    assert first["ledger.html"].count('src="data:image/png;base64,') == 4  # every plot has data here
+    assert first["ledger.html"].count('src="data:image/png;base64,') == len(plots.NAMES)  # every plot has data here
     assert "tEXtSoftware" not in first["ledger.html"]
 
 
@@ -161,7 +161,7 @@ def test_png_bytes_are_deterministic_and_carry_no_software_tag(toy):
     ledger = ledger_of(toy)
     a, _ = plots.draw_all(ledger, REPO / "fixtures")
     b, _ = plots.draw_all(ledger, REPO / "fixtures")
-    for name in ("sinkhorn_error", "composite_distance", "gate_matrix"):
+    for name in ("sinkhorn_error", "composite_distance"):
         assert isinstance(a[name], bytes) and a[name] == b[name], name
         assert a[name].startswith(b"\x89PNG") and b"Software" not in a[name] and b"matplotlib" not in a[name]
     assert isinstance(a["separation"], bytes)                               # toy P1 recorded rtol: a separation
