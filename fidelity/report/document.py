@@ -27,14 +27,15 @@ from fidelity.report.discovery import witness_text
 from fidelity.report.model import ERROR, FINDING, NOT_PROVIDED, OBSERVED, OBSERVED_STALE, PREDICTED_ONLY, perturbation_key
 
 DASH = "—"
+# (plot, the mechanism whose fixtures it draws: shown only in a project that holds it, or None, caption)
 PLOTS = (
-    ("sinkhorn_error", "Sinkhorn (mHC Eq. 9): max |M(t) - limit| against iteration t = 1..t_max, for each "
+    ("sinkhorn_error", "sinkhorn", "Sinkhorn (mHC Eq. 9): max |M(t) - limit| against iteration t = 1..t_max, for each "
                        "sinkhorn fixture, from the oracle's 60-digit trajectory against the fixture's exact limit; "
                        "float32 and float64 epsilon for scale."),
-    ("composite_distance", "The composite H^T of fixture mhc.composite_perturbed: spectral distance to J/n "
+    ("composite_distance", "mhc_residual", "The composite H^T of fixture mhc.composite_perturbed: spectral distance to J/n "
                            "against T (oracle values), with the fixture's predictions for a composite taken once "
                            "(dashed: predictions, not observations)."),
-    ("separation", "Separation margins: distance of each predicted wrong value from the right one, in units of "
+    ("separation", None, "Separation margins: distance of each predicted wrong value from the right one, in units of "
                    "the gate's tolerance (log scale; under 10 is a weak gate)."),
 )
 
@@ -277,7 +278,10 @@ def _summary(doc: Document, ledger: dict) -> None:
 
 def _plots(doc: Document, ledger: dict) -> None:
     doc.add(Heading(2, "Plots", "plots", collapsed=True))
-    for name, caption in PLOTS:
+    held = {row["mechanism"] for row in ledger["coverage"]["rows"]}  # the project's own mechanisms
+    for name, mechanism, caption in PLOTS:
+        if mechanism is not None and mechanism not in held:
+            continue  # another project's fixtures: not "not drawn" here, simply not this project's plot
         doc.add(Plot(name, caption))
         if name == "separation":
             _separations_not_drawn(doc, ledger)
