@@ -1,6 +1,6 @@
 """The few shapes a ledger page is made of, shared by the Markdown and HTML renderers.
 
-Inline content is a str (plain text), Code, Strong, Link, Tag, Ref, Target, Num,
+Inline content is a str (plain text), Code, Strong, Link, Tag, Ref, Target, Num, Long,
 or a tuple of those (concatenated). Blocks are Heading, Para, Bullets, Table,
 CodeBlock, Plot and Matrix. Both renderers take the same list of blocks, so the Markdown file and the
 HTML page say the same things.
@@ -25,6 +25,15 @@ class Strong:
 class Link:
     text: str
     href: str
+
+
+@dataclass(frozen=True)
+class Long:
+    """A message that may run to many lines (what a gate said): HTML shows its first two lines and the rest
+    on a tap or a click (it takes the focus), so a long table stays short without needing a hover; Markdown
+    writes it whole."""
+
+    text: str
 
 
 @dataclass(frozen=True)
@@ -134,7 +143,7 @@ def plain(content) -> str:
         return ""
     if isinstance(content, str):
         return content
-    if isinstance(content, (Code, Strong, Tag)):
+    if isinstance(content, (Code, Strong, Tag, Long)):
         return content.text
     if isinstance(content, (Link, Ref)):
         return content.text

@@ -20,8 +20,8 @@ from fidelity.evidence.outcome import Outcome
 from fidelity.report import performance
 from fidelity.report.anchors import (claim_ref, eq_ref, evidence_id, finding_id, gate_ref, gate_short, mutant_id, mutant_ref,
                                      pert_ref, ref_id)
-from fidelity.report.blocks import (Bullets, Code, CodeBlock, Document, Heading, Link, Num, Para, Plot, Ref, Strong,
-                                    Table, Tag, Target, anchor)
+from fidelity.report.blocks import (Bullets, Code, CodeBlock, Document, Heading, Link, Long, Num, Para, Plot, Ref,
+                                    Strong, Table, Tag, Target, anchor)
 from fidelity.report.discovery import OUTCOMES as DISCOVERY_OUTCOMES
 from fidelity.report.discovery import witness_text
 from fidelity.report.model import ERROR, FINDING, NOT_PROVIDED, OBSERVED, OBSERVED_STALE, PREDICTED_ONLY, perturbation_key
@@ -620,14 +620,14 @@ def _red_to_green(doc: Document, p: dict) -> None:
                                "; ".join(r["stale_reasons"])) for r in stale)))
 
 
-def _what_the_gate_said(row: dict) -> str:
+def _what_the_gate_said(row: dict):
     """The failure message of the instance that went red, without its node id (the gate column names it)."""
     detail = row.get("detail") or ""
     if row["basis"] == PREDICTED_ONLY or not detail:
         return DASH
     if detail.startswith(row["gate"] + "[") and "]: " in detail:
-        return detail.split("]: ", 1)[1]
-    return detail
+        detail = detail.split("]: ", 1)[1]
+    return Long(detail)
 
 
 def _blind_spots(doc: Document, p: dict) -> None:

@@ -17,8 +17,8 @@ import html
 import re
 from urllib.parse import urlparse
 
-from fidelity.report.blocks import (Bullets, Code, CodeBlock, Document, Heading, Link, Matrix, Num, Para, Plot, Ref,
-                                    Strong, Table, Tag, Target, plain)
+from fidelity.report.blocks import (Bullets, Code, CodeBlock, Document, Heading, Link, Long, Matrix, Num, Para, Plot,
+                                    Ref, Strong, Table, Tag, Target, plain)
 from fidelity.report.pagescript import SCRIPT, SCRIPT_HASH
 from fidelity.report.pagestyle import STYLE
 
@@ -62,6 +62,8 @@ class _Page:
             return f"<strong>{html.escape(content.text)}</strong>"
         if isinstance(content, Tag):
             return f'<span class="tag {html.escape(content.kind)}">{html.escape(content.text)}</span>'
+        if isinstance(content, Long):
+            return f'<span class="long" tabindex="0">{html.escape(content.text)}</span>'
         if isinstance(content, Num):
             if content.short == content.full:
                 return html.escape(content.short)

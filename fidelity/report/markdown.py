@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from fidelity.report.blocks import (Bullets, Code, CodeBlock, Document, Heading, Link, Matrix, Num, Para, Plot, Ref,
-                                    Strong, Table, Tag, Target, plain)
+from fidelity.report.blocks import (Bullets, Code, CodeBlock, Document, Heading, Link, Long, Matrix, Num, Para, Plot,
+                                    Ref, Strong, Table, Tag, Target, plain)
 
 _ESCAPE = re.compile(r"([\\`*_\[\]<>|])")
 
@@ -36,6 +36,8 @@ def inline(content) -> str:
         return code_span(content.text)
     if isinstance(content, Num):
         return escape(content.full)
+    if isinstance(content, Long):
+        return escape(content.text)
     if isinstance(content, Target):
         return inline(content.content)
     if isinstance(content, Strong):

@@ -72,6 +72,10 @@ table.grid td.c-skipped { background: #d5dbe1; } table.grid td.c-stale { backgro
 table.grid td.c-predicted { background: #d7cdf5; }
 table.grid td.quiet { opacity: 0.35; }
 table.grid td.empty { background: #fff; }
+.long { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; line-clamp: 2; overflow: hidden;
+  cursor: pointer; max-width: 12em; }  /* two lines of a long message, a tap or a click (focus) shows the rest;
+  narrow, so the columns beside it (a gate's long name) get the width: rows half as tall */
+.long:focus { display: block; outline: 1px dotted var(--line); }
 table.grid td a { color: inherit; display: block; text-decoration: none; min-height: 1.4em; }
 .legend span { display: inline-block; margin-right: 10px; } .legend b { display: inline-block; min-width: 18px;
   text-align: center; border: 1px solid var(--line); }

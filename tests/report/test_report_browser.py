@@ -25,6 +25,8 @@ import pytest
 from fidelity.report import html as html_page
 from fidelity.report import outputs, plots
 
+from ledger_toy import P1_SAID
+
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (CI: apt-get install -y chromium)")
@@ -300,6 +302,20 @@ def test_a_link_to_a_table_row_lands_with_the_row_below_the_sticky_header(page, 
     assert out["rowBottom"] <= out["height"], out                              # and in view
 
 
+def test_a_long_message_shows_two_lines_and_the_rest_on_a_tap_at_420_px(page, tmp_path):
+    """What a gate said can run to a paragraph; a table of a thousand such rows was 190,000 px tall. Two lines
+    show; a tap (the element takes the focus) shows the rest, with no hover."""
+    probe = ("for (const x of d.querySelectorAll('details')) x.open = true;"
+             "const m = d.querySelector('span.long'), line = parseFloat(w.getComputedStyle(m).lineHeight);"
+             "const before = m.getBoundingClientRect().height; m.focus();"
+             "return {text: m.textContent, line: line, before: before, after: m.getBoundingClientRect().height,"
+             " full: m.scrollHeight};")
+    out = _framed(page, tmp_path, 420, 900, probe)
+    assert out["text"] == P1_SAID, out
+    assert out["before"] <= 2 * out["line"] + 1, out                  # two lines of a longer message
+    assert out["after"] > out["before"] and out["after"] >= out["full"] - 1, out  # tapped: all of it
+
+
 def test_a_grid_cell_reads_without_hover_and_a_tap_on_it_lands_on_its_record_in_view_at_420_px(page, tmp_path):
     """Issue 33: the grid's cells explained themselves only on hover (no touch). Each cell is a letter the legend
     names; a cell with a record in Red to green links to it, and the row it lands on says the reading and what
@@ -320,6 +336,6 @@ def test_a_grid_cell_reads_without_hover_and_a_tap_on_it_lands_on_its_record_in_
     assert out["letters"] and set(out["letters"]) <= set(out["legend"]), out   # every cell: a letter the legend names
     assert out["hash"].startswith("#evidence-p1-"), out                         # P1 x test_double, caught
     record = dict(zip(out["head"], out["row"]))
-    assert record["what the gate said"] == "AssertionError: y differs", record
+    assert record["what the gate said"] == P1_SAID, record
     assert record["observed red reading"] == "0.5", record                     # 0.5000001 to the digits that matter
     assert out["rowTop"] >= out["headBottom"] - 0.5 and out["rowBottom"] <= out["height"], out
