@@ -21,7 +21,10 @@ Stages, in order (if the specs do not load, no later stage runs):
 --changed runs, of the gate suite, only the instances whose inputs changed since
 the last check on this machine (each instance's results are kept in the cache
 under a hash of what it reads); the others' results, red ones included, are read
-as they were. Every other stage runs in full. Plain check runs every instance.
+as they were; the fixtures stage reads the last clean verification whose inputs
+(fixture files, specs, the builder and oracle modules, versions) hash the same
+instead of recomputing every oracle. Every other stage runs in full. Plain check
+runs every instance and recomputes every fixture.
 """
 from __future__ import annotations
 
@@ -49,7 +52,8 @@ def add_parser(sub) -> None:
     p.add_argument("--changed", action="store_true",
                    help="run only the gate instances whose inputs (gate file, helpers, fixtures, targets' sources, "
                         "harness, versions) changed since the last gate run of check on this machine, and read "
-                        "the others' results from it; plain check runs every instance")
+                        "the others' results from it; the fixtures are not recomputed when their inputs hash "
+                        "as at the last clean verification; plain check runs and recomputes everything")
     add_specs_option(p)
     add_json_option(p)
     p.add_argument("--json-file", type=Path, metavar="FILE",

@@ -1,0 +1,91 @@
+"""The last clean verification of the fixtures by `fidelity check`, kept under the key of what it read:
+what `check --changed` does not recompute.
+
+Verifying the fixtures recomputes every oracle at 40 digits (6 s of a 2-core machine). Its verdict is
+fixed by what it reads: the source of every module it had imported when it finished (the fixture
+builders and oracles, in the project and in the `fidelity` package; by name, each hashed as a run would
+import it now, so a check from another install of `fidelity` hashes that install's files), every file of the fixtures folder,
+the spec files (predicted readings are checked against them) and the versions of Python, sympy, mpmath
+and NumPy. A plain check verifies and, when nothing drifted, keeps the key of those inputs and the names
+of those modules; `check --changed` hashes the same inputs again and, if the key is equal, reads "0
+drifts" instead of recomputing. A drifted or failed verification is never kept, so `--changed`
+recomputes until one is clean. The record is in the project's cache (fidelity/cache.py): deleting it
+only means the next `--changed` recomputes.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from fidelity import cache
+from fidelity.evidence import jsonio
+from fidelity.targets import locate
+from fidelity.targets.errors import TargetNotFound
+
+FILE_NAME = "check-fixtures.json"
+SCHEMA = "fidelity.check-fixtures/1"
+VERSIONED = ("sympy", "mpmath", "numpy")
+
+
+def modules_read(root: Path) -> list[str]:
+    """The loaded modules whose source lies in the project or in the `fidelity` package: after a
+    verification, every builder and oracle it ran (and more: a superset keeps the key safe)."""
+    package = Path(__file__).resolve().parents[1]
+    names = set()
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if path and path.endswith(".py"):
+            p = Path(path).resolve()
+            if p.is_relative_to(root) or p.is_relative_to(package):
+                names.add(name)
+    return sorted(names)
+
+
+def key(root: Path, fixtures_dir: Path, spec_files: list[Path], modules: list[str]) -> str:
+    """The sha256 of the verification's inputs. Modules enter by name and the source a run would import
+    now (this project's checkout or an installed `fidelity`, whichever this process imports); files by
+    their name in the project: no absolute path of this machine."""
+    root = root.resolve()
+    h = hashlib.sha256(f"python {platform.python_version()}\n".encode())
+    for dist in VERSIONED:
+        try:
+            h.update(f"{dist} {metadata.version(dist)}\n".encode())
+        except metadata.PackageNotFoundError:
+            h.update(f"{dist} absent\n".encode())
+    search = [str(root), *sys.path]
+    for name in modules:
+        try:
+            data = Path(locate.find_source(name, search)).read_bytes()
+        except (TargetNotFound, OSError):
+            data = b"<absent>"
+        h.update(f"module {name} {hashlib.sha256(data).hexdigest()}\n".encode())
+    fixtures = sorted(p for p in Path(fixtures_dir).rglob("*") if p.is_file()) if Path(fixtures_dir).is_dir() else []
+    for kind, group in (("fixture", fixtures), ("spec", sorted(spec_files))):
+        for f in group:
+            p = (Path(f) if Path(f).is_absolute() else root / f).resolve()
+            data = p.read_bytes() if p.is_file() else b"<absent>"
+            name = p.relative_to(root).as_posix() if p.is_relative_to(root) else p.name
+            h.update(f"{kind} {name} {hashlib.sha256(data).hexdigest()}\n".encode())
+    return h.hexdigest()
+
+
+def save(root: Path, fixtures_dir: Path, spec_files: list[Path]) -> None:
+    """Keep a clean verification that just ran in this process."""
+    modules = modules_read(root.resolve())
+    jsonio.write_json(Path(cache.cache_dir(root)) / FILE_NAME,
+                      {"schema": SCHEMA, "key": key(root, fixtures_dir, spec_files, modules), "modules": modules})
+
+
+def unchanged(root: Path, fixtures_dir: Path, spec_files: list[Path]) -> bool:
+    """True when the kept clean verification read exactly what is there now."""
+    try:
+        kept = json.loads((Path(cache.cache_dir(root)) / FILE_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(kept, dict) or kept.get("schema") != SCHEMA or not isinstance(kept.get("modules"), list):
+        return False
+    return kept.get("key") == key(root, fixtures_dir, spec_files, [str(m) for m in kept["modules"]])

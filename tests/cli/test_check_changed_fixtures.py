@@ -1,0 +1,70 @@
+"""`check --changed` reads the last clean fixture verification of the same inputs instead of recomputing
+every oracle (fidelity/check/kept_fixture_check.py); a plain check always recomputes; an edit to any
+input (a fixture file, a spec, a module the verification had loaded) makes --changed recompute; a
+verification that drifted is never kept."""
+from __future__ import annotations
+
+import importlib
+import sys
+from argparse import Namespace
+from pathlib import Path
+
+import pytest
+
+from fidelity import project
+from fidelity.check import fixtures_stage, kept_fixture_check
+from fidelity.fixtures import store
+from fidelity.spec import load_catalogue
+
+
+@pytest.fixture
+def stage(tmp_path, monkeypatch):
+    """The stage on this project, its cache in tmp_path; `verified` counts the real recomputations."""
+    monkeypatch.setenv("FIDELITY_CACHE_DIR", str(tmp_path / "cache"))
+    here = project.find(__file__).activate()
+    cat = load_catalogue(here.specs)
+    verified = []
+    monkeypatch.setattr(store, "verify", lambda directory: verified.append(directory) or [])
+    monkeypatch.setattr(fixtures_stage, "_stale_predictions", lambda cat, directory: [])
+
+    def run(changed: bool) -> dict:
+        return fixtures_stage.run(cat, Namespace(changed=changed), lambda *said: None)
+    return run, verified, here
+
+
+def test_changed_reads_a_clean_verification_of_the_same_inputs_and_plain_check_always_recomputes(stage):
+    run, verified, _ = stage
+    assert run(changed=True)["kept"] is False and len(verified) == 1     # nothing kept yet: recomputed
+    assert run(changed=True) == {"stage": "fixtures", "ok": True, "drifts": [], "kept": True}
+    assert len(verified) == 1                                             # read, not recomputed
+    assert run(changed=False)["kept"] is False and len(verified) == 2     # plain check: always recomputes
+
+
+def test_a_verification_that_drifted_is_not_kept(stage, monkeypatch):
+    run, verified, here = stage
+    drift = store.Drift(Path("x.json"), "x", "expected.y", 1, 2)
+    monkeypatch.setattr(store, "verify", lambda directory: verified.append(directory) or [drift])
+    assert run(changed=False)["ok"] is False
+    assert not (Path(kept_fixture_check.cache.cache_dir(here.root)) / kept_fixture_check.FILE_NAME).exists()
+    assert run(changed=True)["ok"] is False and len(verified) == 2       # recomputed, drifts again
+
+
+@pytest.mark.parametrize("edited", ["fixture", "spec", "module"])
+def test_an_edit_to_anything_the_verification_read_makes_changed_recompute(edited, tmp_path, monkeypatch):
+    monkeypatch.setenv("FIDELITY_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "proj"
+    (root / "fixtures").mkdir(parents=True)
+    (root / "specs").mkdir()
+    (root / "fixtures" / "f.json").write_text('{"id": "f"}')
+    (root / "specs" / "s.yaml").write_text("paper: p\n")
+    builder = f"builder_of_the_toy_{edited}"                              # a name of its own: no module cached
+    (root / f"{builder}.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.setitem(sys.modules, builder, importlib.import_module(builder))  # loaded, as a builder would be
+    specs = [Path("specs/s.yaml")]
+    kept_fixture_check.save(root, root / "fixtures", specs)
+    assert kept_fixture_check.unchanged(root, root / "fixtures", specs)
+    path = {"fixture": root / "fixtures" / "f.json", "spec": root / "specs" / "s.yaml",
+            "module": root / f"{builder}.py"}[edited]
+    path.write_text(path.read_text() + "\n")
+    assert not kept_fixture_check.unchanged(root, root / "fixtures", specs)
