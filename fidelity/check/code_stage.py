@@ -10,7 +10,7 @@ from fidelity import references
 def _subject_problems() -> list[dict]:
     from fidelity import project
     from fidelity.mechanisms import MechanismLoadError
-    from fidelity.mechanisms.registry import project_mechanisms, undeclared_mechanisms
+    from fidelity.mechanisms.registry import project_mechanisms, undeclared_mechanisms, undeclared_problem
     from fidelity.subjects.registry import SubjectLoadError, load_reference
 
     here = project.current()
@@ -26,10 +26,7 @@ def _subject_problems() -> list[dict]:
             problems.append({"subject": ref, "where": str(here.config_file), "problem": str(exc)})
             continue
         for name in undeclared_mechanisms(subject.mechanisms, known):
-            problems.append({"subject": ref, "where": str(here.config_file),
-                             "problem": f"provides mechanism {name!r}, which no declared mechanism names "
-                                        f"(declared: {', '.join(sorted(known))}); declare it in the project's "
-                                        f"`mechanisms` setting or fix the name"})
+            problems.append({"subject": ref, "where": str(here.config_file), "problem": undeclared_problem(name, known)})
     return problems
 
 

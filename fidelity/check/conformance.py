@@ -97,8 +97,22 @@ def text_lines(v: dict) -> list[str]:
     return lines
 
 
+def _refuse_undeclared_mechanisms(ref: str, subject) -> None:
+    """A mechanism name no declaration knows (a typo: 'sinkhron') would run no gate and pass: one line, naming
+    the subject, before anything runs."""
+    from fidelity import project
+    from fidelity.mechanisms.registry import project_mechanisms, undeclared_mechanisms, undeclared_problem
+
+    known = project_mechanisms(project.current())
+    unknown = undeclared_mechanisms(subject.mechanisms, known)
+    if unknown:
+        raise registry.SubjectLoadError(f"subject {subject.name!r} ({ref}) "
+                                        + "; ".join(undeclared_problem(name, known) for name in unknown))
+
+
 def run(cat, args, say) -> dict:
     ref, subject = registry.resolve(args.subject)
+    _refuse_undeclared_mechanisms(ref, subject)
     try:
         reason = subject.unavailable_reason()
     except Exception as exc:  # the adapter's own check broke: nothing ran, say so in one line

@@ -91,3 +91,9 @@ def undeclared_mechanisms(provided: Iterable[str], known: Mapping[str, Mechanism
     """
     known = known_mechanisms() if known is None else known
     return sorted(set(provided) - set(known))
+
+
+def undeclared_problem(name: str, known: Mapping[str, Mechanism]) -> str:
+    """What to say of a subject that provides `name`, which no known Mechanism declares."""
+    return (f"provides mechanism {name!r}, which no declared mechanism names (declared: {', '.join(sorted(known))}); "
+            f"declare it in the project's `mechanisms` setting or fix the name")
