@@ -18,11 +18,11 @@ import hashlib
 import json
 import platform
 import sys
-from importlib import metadata
 from pathlib import Path
 
 from fidelity import cache
 from fidelity.evidence import jsonio
+from fidelity.perturb.clean_run_inputs import distribution_version
 from fidelity.targets import locate
 from fidelity.targets.errors import TargetNotFound
 
@@ -52,10 +52,7 @@ def key(root: Path, fixtures_dir: Path, spec_files: list[Path], modules: list[st
     root = root.resolve()
     h = hashlib.sha256(f"python {platform.python_version()}\n".encode())
     for dist in VERSIONED:
-        try:
-            h.update(f"{dist} {metadata.version(dist)}\n".encode())
-        except metadata.PackageNotFoundError:
-            h.update(f"{dist} absent\n".encode())
+        h.update(f"{dist} {distribution_version(dist)}\n".encode())
     search = [str(root), *sys.path]
     for name in modules:
         try:

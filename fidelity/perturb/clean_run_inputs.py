@@ -100,15 +100,17 @@ class InputsNow:
         return self._target_sha[module]
 
 
-def _versions() -> list[str]:
-    def v(dist: str) -> str:
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            return "absent"
+def distribution_version(dist: str) -> str:
+    """The installed version of `dist`, or "absent" (a key then still says it was not there)."""
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "absent"
 
+
+def _versions() -> list[str]:
     return [f"python {platform.python_version()}", f"machine {platform.machine()}",
-            *(f"{d} {v(d)}" for d in VERSIONED)]
+            *(f"{d} {distribution_version(d)}" for d in VERSIONED)]
 
 
 def _harness_files(config_modules: tuple[str, ...], search: list[str]) -> list[Path]:

@@ -452,10 +452,13 @@ def _claim_ledger(prov: dict, equations: list[dict], claims: list[dict], gates: 
                   by_gate: dict[str, list[dict]], paper: str, gate_run: dict | None) -> dict:
     sources = Counter()
     verdicts: dict[str, Counter] = {}
+    refuted: dict[str, list[str]] = {}
     for c in claims:
         f = c["source"].split(" ", 1)[0]
         sources[f] += 1
         verdicts.setdefault(f, Counter())[c["verdict"]] += 1
+        if c["verdict"] == "refuted":
+            refuted.setdefault(f, []).append(c["id"])
     measured = []
     for g in gates.values():
         if paper not in g["papers"] or not g["accepted"]:
@@ -474,8 +477,7 @@ def _claim_ledger(prov: dict, equations: list[dict], claims: list[dict], gates: 
             "tier_a": [{"id": e["id"], "provenance": e["provenance"]} for e in equations if e["tier"] == "a"],
             "claim_sources": [{"file": f, "claims": n, **{k: verdicts[f].get(k, 0) for k in
                                                          ("confirmed", "refuted", "unchecked", "error")},
-                               "refuted_ids": [c["id"] for c in claims
-                                               if c["verdict"] == "refuted" and c["source"].split(" ", 1)[0] == f]}
+                               "refuted_ids": refuted.get(f, [])}
                               for f, n in sorted(sources.items())],
         },
         "measured": measured,
