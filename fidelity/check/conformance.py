@@ -42,11 +42,12 @@ def equation_verdicts(cat, gate_rows: list[dict], subject: str) -> list[dict]:
             continue
         per = [(g, g["subjects"][subject]) for g in gates]
         failed = [(g, f) for g, s in per if s["status"] == "failed" for f in g["failed"]]
-        findings = [{"gate": g["gate"], "nodeid": f["nodeid"], "readings": f.get("readings"),
+        findings = [{"gate": g["gate"], "gate_class": g.get("gate_class"), "nodeid": f["nodeid"], "readings": f.get("readings"),
                      "message": (f.get("message") or "").splitlines()[0] if f.get("message") else "",
                      "full_message": f.get("message") or "", "exc_type": f.get("exc_type")}
                     for g, f in failed if _outcome(f) == "finding"]
-        errors = [{"gate": g["gate"], "nodeid": f["nodeid"], "exc_type": f.get("exc_type") or "error",
+        errors = [{"gate": g["gate"], "gate_class": g.get("gate_class"), "nodeid": f["nodeid"],
+                   "exc_type": f.get("exc_type") or "error",
                    "message": f.get("message") or "", "phase": f.get("phase"), "raised_in": f.get("raised_in"),
                    **({"hint": f["hint"]} if f.get("hint") else {})}
                   for g, f in failed if _outcome(f) == "error"]
@@ -62,20 +63,25 @@ def equation_verdicts(cat, gate_rows: list[dict], subject: str) -> list[dict]:
     return rows
 
 
+def _label(entry: dict) -> str:
+    """The promise the failing gate holds ('[stateless] '), from its gate class; '' for a plain gate."""
+    return f"[{entry['gate_class']}] " if entry.get("gate_class") else ""
+
+
 def _finding_lines(f: dict) -> list[str]:
     """The finding's first line in full (our comparisons put got and expected there), and any
     later line that states an expected or got value (pytest's rewritten asserts put them below)."""
     lines = [ln.strip() for ln in f["full_message"].splitlines() if ln.strip()]
     if not lines:
-        return [f"finding  {f['nodeid']}: (no message)"]
+        return [f"finding  {_label(f)}{f['nodeid']}: (no message)"]
     more = [ln for ln in lines[1:] if re.search(r"\b(expected|got|where|assert)\b", ln, re.IGNORECASE)]
-    return [f"finding  {f['nodeid']}: {lines[0]}", *(f"           {ln}" for ln in more[:4])]
+    return [f"finding  {_label(f)}{f['nodeid']}: {lines[0]}", *(f"           {ln}" for ln in more[:4])]
 
 
 def _error_lines(e: dict) -> list[str]:
     first = next((ln.strip() for ln in e["message"].splitlines() if ln.strip()), "(no message)")
     where = f" (raised in {e['raised_in']})" if e.get("raised_in") else ""
-    lines = [f"error    {e['nodeid']}: {e['exc_type']}: {first}{where}"]
+    lines = [f"error    {_label(e)}{e['nodeid']}: {e['exc_type']}: {first}{where}"]
     if e.get("hint"):
         lines.append(f"         {e['hint']}")
     return lines
@@ -134,9 +140,17 @@ def run(cat, args, say) -> dict:
         for line in text_lines(v):
             say(line)
     count = {k: sum(1 for v in verdicts if v["verdict"] == k) for k in VERDICTS}
+    failing = failing_instances(verdicts)
     red = count["finding"] + count["error"]
     say(f"conformance of {subject.name}: {count['passed']} equations passed, {count['finding']} with findings, "
-        f"{count['error']} with errors, {count['not run']} not run"
+        f"{count['error']} with errors, {count['not run']} not run; {failing['findings']} instances with a finding, "
+        f"{failing['errors']} with an error (an instance holding several equations counted once)"
         + ("" if args.strict or not red else " (findings and errors do not fail this run; use --strict)"))
     return {"ok": not (args.strict and red), "subject": subject.name, "reference": ref,
-            "equations": verdicts, "gates": rows}
+            "equations": verdicts, "failing_instances": failing, "gates": rows}
+
+
+def failing_instances(verdicts: list[dict]) -> dict[str, int]:
+    """Gate instances with a finding, and with an error, each counted once: an instance whose gate holds
+    several equations is listed under each of them."""
+    return {kind: len({entry["nodeid"] for v in verdicts for entry in v[kind]}) for kind in ("findings", "errors")}

@@ -31,7 +31,9 @@ class Capability:
     note      one line on a limit the three fields cannot say (e.g. "cpu only under TRITON_INTERPRET=1")
 
     A gate instance outside the capability is not run; inside it, a subject that still cannot
-    drive a case raises NotRun with the reason.
+    drive a case raises NotRun with the reason. A forward-only subject is called without
+    `backward=`: every forward gate runs on it once, no gradient gate does (fidelity.gates.routes;
+    the sinkhorn gates so far).
     """
 
     dtypes: tuple[str, ...]

@@ -19,6 +19,8 @@ class SinkhornProjection(Protocol):
     Contract: compute in the dtype and on the device of `logits`; never cast, floor or clamp
     silently. Gradients reach `logits`. ValueError for logits that are not [..., n, n], a
     negative t_max or an unknown route. NotRun for a route or a dtype the subject cannot drive.
+    A forward-only subject (Capability backward=("none",)) is called without `backward=`: the
+    forward gates run on it, the gradient gates do not.
     """
 
     def __call__(

@@ -2,38 +2,22 @@
 through `fidelity check --subject newcomer_adapter:OBJECT`, as a user runs it: a child process
 with tests/contract on PYTHONPATH. The correct adapter passes the Sinkhorn gates; each of three
 mistakes gets its own labelled outcome, in --json and in the text report."""
-import json
-import os
 import re
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
 from fidelity.check.conformance import text_lines
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
+from subject_check import HERE, conformance_of
+
 VARIANTS = ("SUBJECT", "BARE_NOT_IMPLEMENTED", "PACKAGE_VALUE_ERROR", "SILENT_CAST")
 F32, F64 = re.compile(r"-f32[-\]]"), re.compile(r"-f64[-\]]")  # the dtype's parameter id in a node id
 SINKHORN_EQUATIONS = {"mhc.eq6", "mhc.eq9", "mhc.table5.tmax"}
 
 
-def _check(variant: str) -> tuple[int, dict, str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-    proc = subprocess.run([sys.executable, "-m", "fidelity", "check", "--subject", f"newcomer_adapter:{variant}",
-                           "--json", "--jobs", "1"],  # four checks side by side: a process each is enough
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, f"{variant}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
-    return proc.returncode, json.loads(proc.stdout), proc.stderr
-
-
 @pytest.fixture(scope="module")
 def runs() -> dict[str, dict]:
-    with ThreadPoolExecutor(len(VARIANTS)) as pool:  # four gate runs side by side: each is one child pytest
-        return {v: out["conformance"] for v, (_, out, _) in zip(VARIANTS, pool.map(_check, VARIANTS))}
+    return conformance_of("newcomer_adapter", VARIANTS)
 
 
 def _equations(conformance: dict) -> dict[str, dict]:

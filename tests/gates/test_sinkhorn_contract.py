@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from fidelity.gates import readings
+from fidelity.gates.routes import routed
 
 ROUTES = ["autograd", "manual"]
 NOT_SQUARE = [(3,), (2, 3), (4, 2, 3), (3, 2)]
@@ -30,15 +31,13 @@ def _not_refused(fn, logits, **kw) -> str | None:
 @pytest.mark.gate(equations=["mhc.eq9"], mechanism="sinkhorn")
 @pytest.mark.parametrize("backward", ROUTES)
 def test_logits_that_are_not_square_matrices_and_a_negative_t_max_are_refused(subject, device, backward):
-    if not subject.supports("sinkhorn", backward):
-        pytest.skip(f"subject {subject.name} has no {backward!r} backward route for sinkhorn")
-    sinkhorn = subject.get("sinkhorn")
-    wrong = {shape: _not_refused(sinkhorn, torch.zeros(shape, dtype=torch.float64, device=device), backward=backward)
+    sinkhorn = routed(subject, "sinkhorn", backward, gradient=False)
+    wrong = {shape: _not_refused(sinkhorn, torch.zeros(shape, dtype=torch.float64, device=device))
              for shape in NOT_SQUARE}
     square = torch.zeros(2, 2, dtype=torch.float64, device=device)
-    wrong["t_max = -1"] = _not_refused(sinkhorn, square, t_max=-1, backward=backward)
+    wrong["t_max = -1"] = _not_refused(sinkhorn, square, t_max=-1)
     accepted = {case: did for case, did in wrong.items() if did is not None}
     readings.record(len(accepted))  # inputs outside Eq. 9 that were not refused (0 passes)
     assert not accepted, f"inputs Eq. 9 does not define were not refused with ValueError: {accepted}"
-    m0 = sinkhorn(square, t_max=0, backward=backward)
+    m0 = sinkhorn(square, t_max=0)
     assert torch.equal(m0, torch.ones_like(square)), f"t_max = 0 must be M(0) = exp(0) = 1, got {m0.tolist()}"

@@ -20,6 +20,7 @@ import torch
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close, assert_predictions_separated, distance_in_tolerances
 from fidelity.gates.fixture_values import expected, fixture, param, value
 from fidelity.gates import readings
+from fidelity.gates.routes import routed
 from fidelity.spec.values import spec_value
 
 DTYPES = [torch.float32, torch.float64]
@@ -33,10 +34,7 @@ TRAJECTORY_STEPS = [0, 1, 2, 3]  # M(0) .. M(3) of sinkhorn.cross_ratio_2x2's tr
 
 
 def _sinkhorn(subject, backward):
-    if not subject.supports("sinkhorn", backward):
-        pytest.skip(f"subject {subject.name} has no {backward!r} backward route for sinkhorn")
-    fn = subject.get("sinkhorn")
-    return lambda logits, **kw: fn(logits, backward=backward, **kw)
+    return routed(subject, "sinkhorn", backward, gradient=False)
 
 
 def _expected_entry(fx, group, field, dtype, device):

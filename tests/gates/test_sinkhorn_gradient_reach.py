@@ -11,6 +11,7 @@ import torch
 
 from fidelity.gates.fixture_values import value
 from fidelity.gates.gradient_reach import assert_gradients_reach
+from fidelity.gates.routes import routed
 
 FIXTURE = "sinkhorn.jacobian_3x3"
 DTYPES = [torch.float32, torch.float64]
@@ -22,9 +23,7 @@ ROUTES = ["autograd", "manual"]
 @pytest.mark.parametrize("backward", ROUTES)
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 def test_the_logits_receive_a_gradient_through_the_projection(subject, device, dtype, backward):
-    if not subject.supports("sinkhorn", backward):
-        pytest.skip(f"subject {subject.name} has no {backward!r} backward route for sinkhorn")
+    sinkhorn = routed(subject, "sinkhorn", backward, gradient=True)
     logits = value(FIXTURE, "logits", dtype, device).requires_grad_(True)
-    sinkhorn = subject.get("sinkhorn")
-    assert_gradients_reach(lambda: sinkhorn(logits, backward=backward), {"logits": logits},
+    assert_gradients_reach(lambda: sinkhorn(logits), {"logits": logits},
                            what=f"d M(t_max) / d logits ({backward} route)")

@@ -19,6 +19,7 @@ import torch
 
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close
 from fidelity.gates.jacobians import jacobian_by_backward, jacobian_by_central_differences
+from fidelity.gates.routes import routed
 from fidelity.spec.values import spec_value
 
 SIZES = [2, 4, 8, 16]
@@ -36,10 +37,8 @@ FD_EPS_MULTIPLE = 2 ** 32
 
 
 def _route(subject, backward):
-    if not subject.supports("sinkhorn", backward):
-        pytest.skip(f"subject {subject.name} has no {backward!r} backward route for sinkhorn")
-    fn = subject.get("sinkhorn")
-    return lambda logits: fn(logits, t_max=T_MAX, backward=backward)
+    fn = routed(subject, "sinkhorn", backward, gradient=True)
+    return lambda logits: fn(logits, t_max=T_MAX)
 
 
 LOGIT_SCALE = 6.0

@@ -20,6 +20,7 @@ import torch
 from fidelity.gates.compare import Tolerance, assert_close
 from fidelity.gates.fixture_values import expected, param, value
 from fidelity.gates.jacobians import jacobian_by_backward
+from fidelity.gates.routes import routed
 
 FIXTURE = "sinkhorn.jacobian_3x3"
 DTYPES = [torch.float32, torch.float64]
@@ -33,11 +34,9 @@ ORACLE_EPS_MULTIPLE = 32  # measured 3.5 .. 4.0 eps relative to max|J| (module d
 @pytest.mark.parametrize("backward", ROUTES)
 def test_jacobian_of_eq9_equals_the_oracles_40_digit_jacobian(subject, device, backward, dtype):
     """d M(20) / d logits at the 3x3 fixture, by the route's backward, element by element against the oracle."""
-    if not subject.supports("sinkhorn", backward):
-        pytest.skip(f"subject {subject.name} has no {backward!r} backward route for sinkhorn")
-    fn = subject.get("sinkhorn")
+    fn = routed(subject, "sinkhorn", backward, gradient=True)
     t_max = param(FIXTURE, "t_max")
-    J = jacobian_by_backward(lambda L: fn(L, t_max=t_max, backward=backward), value(FIXTURE, "logits", dtype, device))
+    J = jacobian_by_backward(lambda L: fn(L, t_max=t_max), value(FIXTURE, "logits", dtype, device))
     want = expected(FIXTURE, "jacobian", torch.float64, device)
     scale = float(want.abs().max())
     assert_close(J, want, Tolerance(eps_multiple=ORACLE_EPS_MULTIPLE, floor=scale), dtype=dtype,

@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from fidelity.gates.statelessness import assert_stateless
+from fidelity.gates.routes import routed
 
 ROUTES = ["autograd", "manual"]
 DTYPES = [pytest.param(torch.float32, id="f32"), pytest.param(torch.float64, id="f64")]
@@ -39,16 +40,14 @@ def test_the_same_call_repeated_gives_the_same_bits(subject, device, backward, d
     """sinkhorn(logits, backward=route) with the default t_max, called on A's logits, on B's, on A's again:
     the output (and the gradient of <output, cotangent> for the logits) of both A calls identical, bit for
     bit, and no state of the implementation changed by B and the second A."""
-    if not subject.supports("sinkhorn", backward):
-        pytest.skip(f"subject {subject.name} has no {backward!r} backward route for sinkhorn")
-    fn = subject.get("sinkhorn")
+    fn = routed(subject, "sinkhorn", backward, gradient=with_backward)
 
     def call_on(seed):
         logits, cotangent = _logits_and_cotangent(seed, dtype, device, with_backward)
 
         def call():
             with torch.enable_grad():
-                out = fn(logits, backward=backward)
+                out = fn(logits)
                 if not with_backward:
                     return {"output": out}
                 (grad,) = torch.autograd.grad((out * cotangent).sum(), logits)

@@ -20,6 +20,7 @@ import torch
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close
 from fidelity.oracles import sinkhorn as sk_oracle
 from fidelity.oracles._precision import precision
+from fidelity.gates.routes import routed
 from fidelity.spec.values import spec_value
 
 DTYPES = [torch.float32, torch.float64]
@@ -31,10 +32,7 @@ T_MAX = spec_value("mhc.table5.tmax")  # the paper's t_max, read from the spec
 
 
 def _sinkhorn(subject, backward):
-    if not subject.supports("sinkhorn", backward):
-        pytest.skip(f"subject {subject.name} has no {backward!r} backward route for sinkhorn")
-    fn = subject.get("sinkhorn")
-    return lambda logits, **kw: fn(logits, backward=backward, **kw)
+    return routed(subject, "sinkhorn", backward, gradient=False)
 
 
 def sum_tolerance(n: int) -> Tolerance:

@@ -1,0 +1,42 @@
+"""A subject's function mechanism bound to the gradient route a gate instance asks for.
+
+Gates are parametrised over the routes (fidelity.mechanisms.ROUTES): a route may carry its own
+forward (a fused kernel), so even a forward gate runs once per route. A forward-only subject
+(Capability backward=("none",)) has one forward and no route: a forward gate's "autograd"
+instance calls it without `backward=`, its "manual" instance is not run (the same forward would
+be counted twice), and a gradient gate does not run on it. This file is the one home of that
+rule and of the reasons the skipped instances give.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable
+
+import pytest
+
+from fidelity.mechanisms.capability import FORWARD_ONLY
+
+FORWARD_INSTANCE = "autograd"
+"""The route instance of a forward gate in which a forward-only subject's one forward runs."""
+
+
+def routed(subject, mechanism: str, backward: str, *, gradient: bool) -> Callable:
+    """`subject`'s `mechanism`, called with `backward=` bound (without it for a forward-only subject).
+
+    gradient  whether the gate takes a gradient through the call (a forward-only subject has none)
+
+    Skips the instance, with the reason, where the subject cannot drive it.
+    """
+    fn = subject.get(mechanism)
+    routes = subject.capabilities[mechanism].routes
+    if routes:
+        if backward not in routes:
+            pytest.skip(f"subject {subject.name} has no {backward!r} backward route for {mechanism}")
+        return functools.partial(fn, backward=backward)
+    if gradient:
+        pytest.skip(f"subject {subject.name} is forward-only for {mechanism} (backward={FORWARD_ONLY}): "
+                    "a gate that takes a gradient does not apply")
+    if backward != FORWARD_INSTANCE:
+        pytest.skip(f"subject {subject.name} is forward-only for {mechanism}: its one forward runs in the "
+                    f"{FORWARD_INSTANCE!r} instance of this gate")
+    return fn
