@@ -143,11 +143,15 @@ def run(cat, args, say) -> dict:
     failing = failing_instances(verdicts)
     red = count["finding"] + count["error"]
     say(f"conformance of {subject.name}: {count['passed']} equations passed, {count['finding']} with findings, "
-        f"{count['error']} with errors, {count['not run']} not run; {failing['findings']} instances with a finding, "
+        f"{count['error']} with errors, {count['not run']} not run; {_instances(failing['findings'])} with a finding, "
         f"{failing['errors']} with an error (an instance holding several equations counted once)"
         + ("" if args.strict or not red else " (findings and errors do not fail this run; use --strict)"))
     return {"ok": not (args.strict and red), "subject": subject.name, "reference": ref,
             "equations": verdicts, "failing_instances": failing, "gates": rows}
+
+
+def _instances(n: int) -> str:
+    return f"{n} instance{'' if n == 1 else 's'}"
 
 
 def failing_instances(verdicts: list[dict]) -> dict[str, int]:

@@ -1,7 +1,8 @@
 """The PyTorch reference subject: fidelity.impl.torch behind the interfaces of fidelity.mechanisms."""
 from __future__ import annotations
 
-from fidelity.impl.torch import BlockAttnRes, HyperConnection, LoopModel, MhcResidual, depth_attend, sinkhorn
+from fidelity.impl.torch import (BlockAttnRes, HyperConnection, LoopModel, MhcResidual, MhcStack, depth_attend,
+                                  sinkhorn)
 
 from .subject import Capability, Subject
 
@@ -31,6 +32,7 @@ SUBJECT = Subject(
         "mhc_residual": MhcResidual,
         "hyper_connection": HyperConnection,
         "loop_model": LoopModel,
+        "mhc_stack": MhcStack,
     },
     capabilities={
         "depth_attention": _BOTH_ROUTES,
@@ -43,6 +45,7 @@ SUBJECT = Subject(
         "mhc_residual": _AUTOGRAD,
         "hyper_connection": _AUTOGRAD,
         "loop_model": _AUTOGRAD,
+        "mhc_stack": _AUTOGRAD,
     },
     unavailable_reason=available,
     modules={
@@ -53,5 +56,6 @@ SUBJECT = Subject(
         "hyper_connection": (f"{_PKG}.hyper_connections",),
         "loop_model": (f"{_PKG}.loop_model", f"{_PKG}.mhc", f"{_PKG}.sinkhorn", f"{_PKG}.rmsnorm",
                        f"{_PKG}.depth_attention", f"{_PKG}.hyper_connections"),
+        "mhc_stack": (f"{_PKG}.mhc_stack", f"{_PKG}.mhc", f"{_PKG}.sinkhorn", f"{_PKG}.rmsnorm"),
     },
 )

@@ -5,6 +5,7 @@
 - attnres.py            Full / Block AttnRes (Eqs. 5-6, Alg. 1), `BlockAttnRes`
 - sinkhorn.py           log-domain Sinkhorn-Knopp (mHC Eq. 9), `sinkhorn`
 - mhc.py                mHC residual (Eqs. 3, 7, 8), `MhcResidual`
+- mhc_stack.py          mHC hidden in, hidden out: MhcResidual around each layer body, `MhcStack`
 - hyper_connections.py  Hyper-Connections (2409.19606), `HyperConnection`
 - loop_model.py         weight-shared loop model with one residual arm, `LoopConfig`, `LoopModel`
 """
@@ -13,6 +14,7 @@ from .depth_attention import DepthAttention, convention_constants, depth_attend,
 from .hyper_connections import HyperConnection
 from .loop_model import ARMS, LoopConfig, LoopModel
 from .mhc import MhcResidual
+from .mhc_stack import MhcStack
 from .rmsnorm import RMSNorm, rms_norm
 from .sinkhorn import sinkhorn
 
@@ -24,6 +26,7 @@ __all__ = [
     "LoopConfig",
     "LoopModel",
     "MhcResidual",
+    "MhcStack",
     "RMSNorm",
     "attn_with_stats",
     "convention_constants",

@@ -1,0 +1,70 @@
+"""A hidden-in, hidden-out mHC package (hiddenmhc/: the streams live inside one module) wrapped as the
+mhc_stack mechanism (stack_adapter.py) and run through `fidelity check --subject stack_adapter:OBJECT`,
+as a user runs it. The package as written passes; each shortcut its variants took comes out as a
+finding labelled by the promise it breaks: a detached skip path (gradients_finite_differences), a
+parameter that is never used, named as dead (gradient_reach), a counter that is never reset (stateless)."""
+import pytest
+
+from fidelity.check.conformance import text_lines
+
+from subject_check import conformance_of
+
+VARIANTS = ("SUBJECT", "DETACHED_SKIP", "DEAD_PARAMETER", "NEVER_RESET")
+GATES = "tests/gates/test_mhc_stack.py::"
+FD = GATES + "test_the_stacks_backward_is_the_derivative_of_its_forward_for_the_hidden_and_every_parameter"
+REACH = GATES + "test_the_hidden_and_every_parameter_of_the_stack_receive_a_gradient"
+STATELESS = GATES + "test_one_stack_called_after_another_hidden_gives_the_same_bits"
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, dict]:
+    return conformance_of("stack_adapter", VARIANTS)
+
+
+def _eq3(conformance: dict) -> dict:
+    (eq,) = [e for e in conformance["equations"] if e["equation"] == "mhc.eq3"]
+    return eq
+
+
+def _findings_by_gate(conformance: dict) -> dict[str, list[dict]]:
+    found: dict[str, list[dict]] = {}
+    for f in _eq3(conformance)["findings"]:
+        found.setdefault(f["gate"], []).append(f)
+    return found
+
+
+def test_the_package_as_written_passes_every_stack_gate(runs):
+    eq = _eq3(runs["SUBJECT"])
+    assert eq["verdict"] == "passed", "\n".join(text_lines(eq))
+    assert {FD, REACH, STATELESS} <= set(eq["gates"]) and set(eq["gates"].values()) == {"passed"}
+    assert not eq["errors"]
+
+
+def test_a_detached_skip_path_is_a_finding_of_the_finite_difference_gate_at_the_hidden(runs):
+    found = _findings_by_gate(runs["DETACHED_SKIP"])
+    assert set(found) == {FD}
+    (finding,) = found[FD]
+    assert finding["gate_class"] == "gradients_finite_differences"
+    assert "at 'h'" in finding["message"]  # the worst entry is the hidden's: its skip path lost its gradient
+    assert not _eq3(runs["DETACHED_SKIP"])["errors"]
+
+
+def test_a_parameter_never_used_is_named_as_dead(runs):
+    found = _findings_by_gate(runs["DEAD_PARAMETER"])
+    assert set(found) == {REACH}
+    (finding,) = found[REACH]
+    assert finding["gate_class"] == "gradient_reach"
+    assert "dead" in finding["message"]
+    assert "'connections.0.res_logits', 'connections.1.res_logits'" in finding["full_message"]
+    assert "pre_logits" not in finding["full_message"] and "post_logits" not in finding["full_message"]
+
+
+def test_a_counter_never_reset_is_a_stateless_finding_naming_it(runs):
+    found = _findings_by_gate(runs["NEVER_RESET"])
+    assert set(found) == {STATELESS}
+    assert len(found[STATELESS]) == 2  # with and without a backward
+    assert all(f["gate_class"] == "stateless" and "state stack.calls: int 1 -> int 3" in f["message"]
+               for f in found[STATELESS])
+    assert runs["NEVER_RESET"]["failing_instances"] == {"findings": 2, "errors": 0}
+    text = "\n".join(text_lines(_eq3(runs["NEVER_RESET"])))
+    assert "finding  [stateless] " + STATELESS in text
