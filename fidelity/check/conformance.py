@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 
-from fidelity.check import gates_stage
+from fidelity import project
+from fidelity.check import gates_stage, subject_gate_files
 from fidelity.subjects import registry
 
 VERDICTS = ("passed", "finding", "error", "not run")
@@ -106,7 +107,6 @@ def text_lines(v: dict) -> list[str]:
 def _refuse_undeclared_mechanisms(ref: str, subject) -> None:
     """A mechanism name no declaration knows (a typo: 'sinkhron') would run no gate and pass: one line, naming
     the subject, before anything runs."""
-    from fidelity import project
     from fidelity.mechanisms.registry import project_mechanisms, undeclared_mechanisms, undeclared_problem
 
     known = project_mechanisms(project.current())
@@ -131,7 +131,8 @@ def run(cat, args, say) -> dict:
     say(f"subject   {subject.name} ({ref}): {subject.description}")
     say("gates     running the gate suite on this subject alone ...")
     data = gates_stage.run_gate_suite(env={registry.EXTRA_ENV: ref, registry.ONLY_ENV: subject.name},
-                                      jobs=getattr(args, "jobs", None))
+                                      jobs=getattr(args, "jobs", None),
+                                      files=subject_gate_files.files_for(project.current().gates, subject.mechanisms))
     if data["returncode"] not in (0, 1):
         raise RuntimeError(f"the gate run did not complete (pytest exit {data['returncode']}):\n{data['output_tail'][-1500:]}")
     rows = gates_stage.summarise(data["items"])

@@ -23,11 +23,13 @@ from fidelity.perturb.errors import GateCollectionError
 
 
 def run_gate_suite(here: project.Project | None = None, extra_args: tuple[str, ...] = (),
-                   env: dict | None = None, progress=None, jobs: int | None = None) -> dict:
+                   env: dict | None = None, progress=None, jobs: int | None = None,
+                   files: list[Path] | None = None) -> dict:
     """The gate suite of `here` (default: the current project) in a child pytest, run from its root,
     on `gate_workers(here, jobs)` processes; `progress(done, total)` is called about once a second
-    while it runs (total None until collected). The items come back in the order of a serial run."""
-    with GateSuiteRun(here, extra_args, env, jobs) as run:
+    while it runs (total None until collected). The items come back in the order of a serial run.
+    `files`: only these gate files (default: all of them)."""
+    with GateSuiteRun(here, extra_args, env, jobs, files=files) as run:
         return run.wait(progress)
 
 
@@ -36,8 +38,10 @@ class GateSuiteRun:
     other stages while it runs, then `wait`s for its results. Leaving the `with` block stops it."""
 
     def __init__(self, here: project.Project | None = None, extra_args: tuple[str, ...] = (),
-                 env: dict | None = None, jobs: int | None = None, keep: set[str] | None = None):
-        """`keep`: run only these instances (None: all; empty: none, and no process starts)."""
+                 env: dict | None = None, jobs: int | None = None, keep: set[str] | None = None,
+                 files: list[Path] | None = None):
+        """`keep`: run only these instances (None: all; empty: none, and no process starts);
+        `files`: only these gate files (None: the whole suite)."""
         here = here or project.current()
         self.workers = gate_workers(here, jobs)
         self._tmp = tempfile.TemporaryDirectory(prefix="fidelity-check-")
@@ -51,7 +55,8 @@ class GateSuiteRun:
             keep_file = Path(self._tmp.name) / "keep.json"
             keep_file.write_text(json.dumps(sorted(keep)), encoding="utf-8")
             extra_args = (*extra_args, "--fidelity-keep", str(keep_file))
-        cmd = [sys.executable, "-m", "pytest", here.relative(here.gates), "-q", "-p", "no:cacheprovider",
+        paths = [here.relative(here.gates)] if files is None else [here.relative(f) for f in files]
+        cmd = [sys.executable, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider",
                "-p", "fidelity.perturb.pytest_plugin", "--fidelity-results", str(self.results), *extra_args]
         if self.workers > 1:  # a test file's tests stay together, in their order, on one worker
             cmd += ["-n", str(self.workers), "--dist", "loadfile", "--max-worker-restart", "0"]

@@ -147,7 +147,7 @@ def run_third_party(repo_root: Path, fixtures_dir: Path, references: list[str], 
     ThirdPartyRunError when a run does not complete (pytest exit other than 0 or 1).
     """
     from fidelity import project
-    from fidelity.check import gates_stage
+    from fidelity.check import gates_stage, subject_gate_files
     from fidelity.subjects import registry
 
     here = project.load(repo_root)
@@ -158,7 +158,8 @@ def run_third_party(repo_root: Path, fixtures_dir: Path, references: list[str], 
         try:
             data = gates_stage.run_gate_suite(here, extra_args=("--fidelity-fixtures", str(fixtures_dir)),
                                               env={registry.EXTRA_ENV: ref, registry.ONLY_ENV: subject.name},
-                                              progress=gates_stage.progress_line(f"report: {subject.name}: "))
+                                              progress=gates_stage.progress_line(f"report: {subject.name}: "),
+                                              files=subject_gate_files.files_for(here.gates, subject.mechanisms))
         except RuntimeError as exc:  # the child pytest wrote no results at all
             raise ThirdPartyRunError(f"the gate run on {subject.name} did not complete: {exc}") from None
         if data["returncode"] not in (0, 1):
