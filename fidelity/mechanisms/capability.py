@@ -30,8 +30,9 @@ class Capability:
     backward  gradient routes among ROUTES, or ("none",) for a forward-only subject
     note      one line on a limit the three fields cannot say (e.g. "cpu only under TRITON_INTERPRET=1")
 
-    A gate instance outside the capability is not run; inside it, a subject that still cannot
-    drive a case raises NotRun with the reason. A forward-only subject is called without
+    A name none of these knows (a typo: "float33") is one of `problems`, which loading the subject
+    reports, naming it. A gate instance outside the capability is not run; inside it, a subject
+    that still cannot drive a case raises NotRun with the reason. A forward-only subject is called without
     `backward=`: every forward gate runs on it once, no gradient gate does (fidelity.gates.routes;
     the sinkhorn gates so far).
     """
@@ -44,23 +45,38 @@ class Capability:
     def __post_init__(self) -> None:
         for name in ("dtypes", "devices", "backward"):
             value = getattr(self, name)
-            if isinstance(value, str) or not value:
-                raise ValueError(f"Capability.{name} must be a non-empty tuple of names, got {value!r}")
-            object.__setattr__(self, name, tuple(value))
+            if not isinstance(value, str) and isinstance(value, (tuple, list)):
+                object.__setattr__(self, name, tuple(value))
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """What is wrong with this declaration, one sentence each; () when nothing is.
+
+        Not raised at construction: an adapter file declares several subjects at import, and a typo in
+        one capability would lose every subject of that file. Loading a subject names its problems,
+        scoped to it (fidelity.subjects.registry.load_reference)."""
+        found = []
+        for name in ("dtypes", "devices", "backward"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple) or not value:
+                found.append(f"Capability.{name} must be a non-empty tuple of names, got {value!r}")
+        if found:
+            return tuple(found)
         for name in self.dtypes:
             if not isinstance(getattr(torch, str(name), None), torch.dtype):
-                raise ValueError(f"Capability.dtypes: {name!r} is not a torch dtype name (e.g. 'float32')")
+                found.append(f"Capability.dtypes: {name!r} is not a torch dtype name (e.g. 'float32')")
         for name in self.devices:
             try:
                 if device_type(name) != name:
                     raise ValueError
-            except (RuntimeError, ValueError):
-                raise ValueError(f"Capability.devices: {name!r} is not a device type (e.g. 'cpu', 'cuda')") from None
+            except (RuntimeError, ValueError, TypeError):
+                found.append(f"Capability.devices: {name!r} is not a device type (e.g. 'cpu', 'cuda')")
         if self.backward != FORWARD_ONLY:
             unknown = [r for r in self.backward if r not in ROUTES]
             if unknown:
-                raise ValueError(f"Capability.backward: unknown routes {unknown}; use routes among {ROUTES}, "
-                                 f"or {FORWARD_ONLY} alone for a forward-only subject")
+                found.append(f"Capability.backward: unknown routes {unknown}; use routes among {ROUTES}, "
+                             f"or {FORWARD_ONLY} alone for a forward-only subject")
+        return tuple(found)
 
     @property
     def routes(self) -> tuple[str, ...]:

@@ -61,6 +61,9 @@ def load_reference(ref: str) -> Subject:
     if not isinstance(obj, Subject):
         raise SubjectLoadError(f"{ref!r} is a {type(obj).__name__}, not a fidelity.subjects.subject.Subject "
                                "(nor a function that takes no arguments and returns one)")
+    problems = obj.problems()
+    if problems:
+        raise SubjectLoadError(f"subject {obj.name!r} ({ref}): {'; '.join(problems)}")
     return obj
 
 

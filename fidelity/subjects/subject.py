@@ -37,17 +37,24 @@ class Subject:
     unavailable_reason: Callable[[], str | None]
     modules: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
+    def problems(self) -> list[str]:
+        """What is wrong with this declaration, one sentence each; [] when nothing is. Loading the subject
+        (fidelity.subjects.registry.load_reference) refuses it with these, naming it; they are not raised
+        at construction, so one subject's typo does not lose the others declared in the same file."""
+        found = []
         missing = sorted(set(self.mechanisms) - set(self.capabilities))
         if missing:
-            raise ValueError(f"subject {self.name!r}: no capabilities declared for {missing}; give each mechanism a "
-                             "Capability(dtypes=..., devices=..., backward=...)")
+            found.append(f"no capabilities declared for {missing}; give each mechanism a "
+                         "Capability(dtypes=..., devices=..., backward=...)")
         extra = sorted(set(self.capabilities) - set(self.mechanisms))
         if extra:
-            raise ValueError(f"subject {self.name!r}: capabilities declared for {extra}, which it does not provide")
-        wrong = sorted(m for m, c in self.capabilities.items() if not isinstance(c, Capability))
-        if wrong:
-            raise TypeError(f"subject {self.name!r}: capabilities of {wrong} are not fidelity.mechanisms.Capability")
+            found.append(f"capabilities declared for {extra}, which it does not provide")
+        for mechanism, capability in sorted(self.capabilities.items()):
+            if not isinstance(capability, Capability):
+                found.append(f"the capability of {mechanism!r} is not a fidelity.mechanisms.Capability")
+            else:
+                found += [f"the capability of {mechanism!r}: {p}" for p in capability.problems]
+        return found
 
     def available(self) -> bool:
         return self.unavailable_reason() is None
