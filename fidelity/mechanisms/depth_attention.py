@@ -27,7 +27,9 @@ class DepthAttention(Protocol):
     `sources`, `query` and `gain`, with cotangents on both h and alpha. ValueError for a shape
     outside the contract or an unknown convention / route; TypeError when query or gain differ
     in dtype from sources (check_depth_attention_inputs states both). NotRun for a convention,
-    a gain, a route or a dtype the subject cannot drive.
+    a gain, an eps (a package that needs eps > 0 refuses the gates' eps = 0 this way), a route or a
+    dtype the subject cannot drive. A forward-only subject (Capability backward=("none",)) is called
+    without `backward=`: the forward gates run on it, the gradient gates do not.
     """
 
     def __call__(

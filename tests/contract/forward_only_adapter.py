@@ -4,6 +4,8 @@ Capability(backward=("none",)), so the forward gates run on it and the gradient 
 
 SUBJECT wraps npbalance.scale (Eq. 9 as written). NEVER_RESET wraps the package's warm-started
 path, whose state lives from one call to the next: the statelessness gate must label it.
+DEPTH_ATTENTION stands for a forward-only depth attention: the reference's forward run under
+torch.no_grad(), so no gradient leaves it, behind the depth_attention interface without `backward=`.
 """
 from __future__ import annotations
 
@@ -28,6 +30,14 @@ def sinkhorn_never_reset(logits: torch.Tensor, *, t_max: int = 20) -> torch.Tens
     return torch.from_numpy(npbalance.scale_warm(_as_numpy(logits), t_max))
 
 
+def depth_attention(sources: torch.Tensor, query: torch.Tensor, *, convention: str = "paper", eps: float = 1e-6,
+                    gain: torch.Tensor | None = None):
+    from fidelity.impl.torch import depth_attend
+
+    with torch.no_grad():
+        return depth_attend(sources, query, convention=convention, eps=eps, gain=gain)
+
+
 def _unavailable() -> str | None:
     try:
         import npbalance  # noqa: F401
@@ -49,3 +59,10 @@ def _subject(name: str, fn) -> Subject:
 
 SUBJECT = _subject("npbalance", sinkhorn)
 NEVER_RESET = _subject("npbalance-warm", sinkhorn_never_reset)
+DEPTH_ATTENTION = Subject(
+    name="no-grad-depth",
+    description="a forward-only depth attention (the reference's forward under torch.no_grad)",
+    mechanisms={"depth_attention": depth_attention},
+    capabilities={"depth_attention": Capability(dtypes=("float32", "float64"), devices=("cpu",), backward=("none",))},
+    unavailable_reason=lambda: None,
+)

@@ -17,7 +17,7 @@ GRADIENT_GATES = ("tests/gates/test_sinkhorn_gradients.py::", "tests/gates/test_
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, dict]:
-    return conformance_of("forward_only_adapter", ("SUBJECT", "NEVER_RESET"))
+    return conformance_of("forward_only_adapter", ("SUBJECT", "NEVER_RESET", "DEPTH_ATTENTION"))
 
 
 def _equations(conformance: dict) -> dict[str, dict]:
@@ -55,3 +55,17 @@ def test_state_kept_between_calls_is_a_finding_labelled_stateless_in_both_dtypes
     assert not any(e["errors"] for e in eqs.values())
     failing = {f["nodeid"] for e in eqs.values() for f in e["findings"]}
     assert runs["NEVER_RESET"]["failing_instances"] == {"findings": len(failing), "errors": 0}
+
+
+def test_a_forward_only_depth_attention_runs_its_forward_gates_and_no_gradient_gate(runs):
+    gates = {g: s for e in runs["DEPTH_ATTENTION"]["equations"] for g, s in e["gates"].items()}
+    file = "tests/gates/test_attnres_depth_attention.py::"
+    for forward in ("test_three_score_conventions_give_the_oracle_weights_and_output",
+                    "test_each_position_has_one_softmax_over_its_sources",
+                    "test_general_case_outputs_match_the_closed_form"):
+        assert gates[file + forward] == "passed", forward
+    for gradient in ("test_general_case_gradients_match_the_oracle", "test_sources_query_and_gain_all_receive_a_gradient",
+                     "test_gradients_pass_gradcheck_in_float64_for_every_convention"):
+        assert gates[file + gradient] == "not run", gradient
+    assert gates["tests/gates/test_rmsnorm_mean_form.py::test_key_rmsnorm_read_through_depth_attention_scores"] == "passed"
+    assert runs["DEPTH_ATTENTION"]["failing_instances"] == {"findings": 0, "errors": 0}

@@ -19,6 +19,7 @@ from fidelity.gates import readings
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close, assert_predictions_separated, separation
 from fidelity.gates.fixture_values import fixture, value
 from fidelity.gates.gradient_reach import assert_gradients_reach
+from fidelity.gates.routes import routed
 from fidelity.mechanisms.depth_attention import SCORE_CONVENTIONS
 
 MECH = "depth_attention"
@@ -45,10 +46,8 @@ FD_STEP = 1e-6
 FD_TOL = Tolerance(eps_multiple=1e8)
 
 
-def _route(subject, backward):
-    if not subject.supports(MECH, backward):
-        pytest.skip(f"subject {subject.name} has no {backward!r} backward for {MECH}")
-    return subject.get(MECH)
+def _route(subject, backward, *, gradient):
+    return routed(subject, MECH, backward, gradient=gradient)
 
 
 def _eps(fx: str) -> float:
@@ -103,10 +102,10 @@ def test_three_score_conventions_give_the_oracle_weights_and_output(subject, dev
     l2: 0.88079603, l2_sqrt_d: 0.73105760); a temperature or a norm swap moves alpha0 by 0.1.
     h = alpha0 e0 + alpha1 e1, so its zero channels are exact zeros.
     """
-    fn = _route(subject, backward)
+    fn = _route(subject, backward, gradient=False)
     fx = "attnres.three_conventions"
     sources, query = value(fx, "sources", dtype, device), value(fx, "query", dtype, device)
-    h, alpha = fn(sources, query, convention=convention, eps=_eps(fx), backward=backward)
+    h, alpha = fn(sources, query, convention=convention, eps=_eps(fx))
     _close(alpha, _expected(fx, convention, "alpha", dtype=dtype, device=device), FORWARD_TOL,
            what=f"alpha under the {convention!r} convention", name="alpha")
     _close(h, _expected(fx, convention, "h", dtype=dtype, device=device), FORWARD_TOL,
@@ -124,10 +123,10 @@ def test_paper_score_is_ten_tolerances_from_each_predicted_defect(subject, devic
     paper-convention output must stay >= 10 tolerances from every prediction (the reading: the
     weakest one, over alpha and h).
     """
-    fn = _route(subject, backward)
+    fn = _route(subject, backward, gradient=False)
     fx = "attnres.three_conventions"
     sources, query = value(fx, "sources", dtype, device), value(fx, "query", dtype, device)
-    h, alpha = fn(sources, query, convention="paper", eps=_eps(fx), backward=backward)
+    h, alpha = fn(sources, query, convention="paper", eps=_eps(fx))
     got = {"alpha": alpha, "h": h}
     fixture_seps, subject_seps = {}, {}
     for name, pred in fixture(fx)["predictions"].items():
@@ -157,12 +156,12 @@ def test_zero_pseudo_query_gives_the_equal_weight_average(subject, device, dtype
     The sources are laid out at two positions [L, 2, d] (the fixture's and their negation):
     each position has its own softmax over the L = 3 sources, never over positions.
     """
-    fn = _route(subject, backward)
+    fn = _route(subject, backward, gradient=False)
     fx = "attnres.zero_query"
     base = value(fx, "sources", dtype, device)
     sources = torch.stack([base, -base], dim=1)  # [3, 2, 4]
     query = value(fx, "query", dtype, device)
-    h, alpha = fn(sources, query, convention=convention, eps=_eps(fx), backward=backward)
+    h, alpha = fn(sources, query, convention=convention, eps=_eps(fx))
     a = _expected(fx, convention, "alpha", dtype=dtype, device=device)
     hh = _expected(fx, convention, "h", dtype=dtype, device=device)
     _close(alpha, torch.stack([a, a], dim=1), FORWARD_TOL, what="alpha at w = 0 (uniform, 1/3 per source)", name="alpha")
@@ -179,14 +178,14 @@ def test_each_position_has_one_softmax_over_its_sources(subject, device, dtype, 
     holding them in a different order: alpha must follow its sources, h must not move.
     (A softmax over any other axis is invisible on an un-batched [L, d] input.)
     """
-    fn = _route(subject, backward)
+    fn = _route(subject, backward, gradient=False)
     fx = "attnres.general"
     base = value(fx, "sources", dtype, device)          # [4, 3]
     L = base.shape[0]
     perms = [[0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2], [2, 0, 3, 1], [1, 0, 3, 2], [3, 0, 1, 2]]
     sources = torch.stack([base[p] for p in perms], dim=1).reshape(L, 2, 3, -1)
     h, alpha = fn(sources, value(fx, "query", dtype, device), convention=convention, eps=_eps(fx),
-                  gain=value(fx, "gain", dtype, device), backward=backward)
+                  gain=value(fx, "gain", dtype, device))
     a = _expected(fx, convention, "alpha", dtype=dtype, device=device)
     hh = _expected(fx, convention, "h", dtype=dtype, device=device)
     want_alpha = torch.stack([a[p] for p in perms], dim=1).reshape(L, 2, 3)
@@ -198,13 +197,13 @@ def test_each_position_has_one_softmax_over_its_sources(subject, device, dtype, 
 # ------------------------------------------------------------------ gradients
 
 
-def _general_case(subject, backward, convention, dtype, device):
-    fn = _route(subject, backward)
+def _general_case(subject, backward, convention, dtype, device, *, gradient):
+    fn = _route(subject, backward, gradient=gradient)
     fx = "attnres.general"
     sources = value(fx, "sources", dtype, device).requires_grad_(True)
     query = value(fx, "query", dtype, device).requires_grad_(True)
     gain = value(fx, "gain", dtype, device)
-    h, alpha = fn(sources, query, convention=convention, eps=_eps(fx), gain=gain, backward=backward)
+    h, alpha = fn(sources, query, convention=convention, eps=_eps(fx), gain=gain)
     return fx, sources, query, h, alpha
 
 
@@ -219,7 +218,7 @@ def test_general_case_outputs_match_the_closed_form(subject, device, dtype, back
     oracle, for every convention and both routes (the forward of the case whose gradients
     test_general_case_gradients_match_the_oracle holds: a forward that fails hides no gradient finding).
     """
-    fx, _, _, h, alpha = _general_case(subject, backward, convention, dtype, device)
+    fx, _, _, h, alpha = _general_case(subject, backward, convention, dtype, device, gradient=False)
     want_alpha = _expected(fx, convention, "alpha", dtype=dtype, device=device)
     want_h = _expected(fx, convention, "h", dtype=dtype, device=device)
     _close(alpha, want_alpha, FORWARD_TOL, what=f"alpha ({convention})", name="alpha")
@@ -239,7 +238,7 @@ def test_general_case_gradients_match_the_oracle(subject, device, dtype, backwar
     routes. dloss/dv carries the norm's factor m (1/d under the paper's mean norm, 1 under L2), so a
     backward that drops it is red under "paper" only.
     """
-    fx, sources, query, h, _ = _general_case(subject, backward, convention, dtype, device)
+    fx, sources, query, h, _ = _general_case(subject, backward, convention, dtype, device, gradient=True)
     c = value(fx, "loss_weights", dtype, device)
     want = {k: _expected(fx, convention, k, dtype=dtype, device=device) for k in ("dloss_dsource", "dloss_dquery")}
     dsources, dquery = torch.autograd.grad((h * c).sum(), (sources, query))
@@ -273,9 +272,9 @@ def test_manual_backward_equals_autograd_of_the_same_forward(subject, device, dt
         _close(manual, auto, _scaled(ROUTES_TOL, auto), what=f"manual {name} against autograd ({convention})", name=name)
 
 
-def _flat_outputs(fn, convention, backward):
+def _flat_outputs(fn, convention):
     def f(sources, query, gain):
-        h, alpha = fn(sources, query, convention=convention, eps=1e-6, gain=gain, backward=backward)
+        h, alpha = fn(sources, query, convention=convention, eps=1e-6, gain=gain)
         return torch.cat([h.reshape(-1), alpha.reshape(-1)])
     return f
 
@@ -307,10 +306,10 @@ def test_gradients_pass_gradcheck_in_float64_for_every_convention(subject, devic
     (h, alpha) through the chosen backward against central differences (the reading, relative
     to the Jacobian's scale), then torch.autograd.gradcheck's own verdict (fast mode) on the same inputs.
     """
-    fn = _route(subject, backward)
+    fn = _route(subject, backward, gradient=True)
     case = _random_case(torch.float64, device)
     inputs = [case[k] for k in ("sources", "query", "gain")]
-    f = _flat_outputs(fn, convention, backward)
+    f = _flat_outputs(fn, convention)
     analytic = torch.cat([j.reshape(j.shape[0], -1) for j in
                           torch.autograd.functional.jacobian(f, tuple(x.clone() for x in inputs))], dim=1)
     numeric = _central_difference_jacobian(f, inputs, FD_STEP)
@@ -336,9 +335,9 @@ def test_sources_query_and_gain_all_receive_a_gradient(subject, device, dtype, b
     with a non-zero gradient (a detached gain, query or key path reads exactly zero). Reading: the
     number of the three that get none.
     """
-    fn = _route(subject, backward)
+    fn = _route(subject, backward, gradient=True)
     case = _random_case(dtype, device)
     leaves = {k: case[k].clone().requires_grad_(True) for k in ("sources", "query", "gain")}
     assert_gradients_reach(lambda: fn(leaves["sources"], leaves["query"], convention=convention, eps=1e-6,
-                                      gain=leaves["gain"], backward=backward),
+                                      gain=leaves["gain"]),
                            leaves, what=f"depth attention's inputs via the {backward} backward ({convention})")

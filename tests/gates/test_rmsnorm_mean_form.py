@@ -29,6 +29,7 @@ import torch
 from fidelity.gates import readings
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close, separation
 from fidelity.gates.fixture_values import expected, fixture, value
+from fidelity.gates.routes import routed
 
 DTYPES = [torch.float32, torch.float64]
 DTYPE_IDS = ["f32", "f64"]
@@ -66,16 +67,14 @@ def test_key_rmsnorm_read_through_depth_attention_scores(subject, device, dtype,
     rmsnorm.eps_sensitive (x = [1, -2, 3, -4]/1000, eps = 1e-5 comparable to mean(x^2),
     g = [1, 1/2, 2, -1]): RMSNorm(x)_j = ln(alpha_0/alpha_1) for sources [x, e_k], query e_j.
     """
-    if not subject.supports("depth_attention", backward):
-        pytest.skip(f"subject {subject.name} has no {backward!r} backward for depth_attention")
-    fn = subject.get("depth_attention")
+    fn = routed(subject, "depth_attention", backward, gradient=False)
     x, eps, gain = _case(fx, dtype, device)
     d = x.shape[-1]
     eye = torch.eye(d, dtype=dtype, device=device)
     y = []
     for j in range(d):
         sources = torch.stack([x, eye[(j + 1) % d]])  # s_1 = q . (g e_k) * inv = g_j * 0 = 0
-        _, alpha = fn(sources, eye[j], convention="paper", eps=eps, gain=gain, backward=backward)
+        _, alpha = fn(sources, eye[j], convention="paper", eps=eps, gain=gain)
         a = alpha.detach().to(torch.float64)
         y.append(torch.log(a[0]) - torch.log(a[1]))
     _assert_prediction_separated(fx, SCORES_TOL, dtype)
