@@ -42,7 +42,7 @@ def equation_verdicts(cat, gate_rows: list[dict], subject: str) -> list[dict]:
         if not gates:
             continue
         per = [(g, g["subjects"][subject]) for g in gates]
-        failed = [(g, f) for g, s in per if s["status"] == "failed" for f in g["failed"]]
+        failed = [(g, f) for g, s in per if s["status"] == "failed" for f in g["failed"] if eq.id in checked(f, g)]
         findings = [{"gate": g["gate"], "gate_class": g.get("gate_class"), "nodeid": f["nodeid"], "readings": f.get("readings"),
                      "message": (f.get("message") or "").splitlines()[0] if f.get("message") else "",
                      "full_message": f.get("message") or "", "exc_type": f.get("exc_type")}
@@ -67,6 +67,11 @@ def equation_verdicts(cat, gate_rows: list[dict], subject: str) -> list[dict]:
 def _label(entry: dict) -> str:
     """The promise the failing gate holds ('[stateless] '), from its gate class; '' for a plain gate."""
     return f"[{entry['gate_class']}] " if entry.get("gate_class") else ""
+
+
+def checked(failed: dict, gate: dict) -> list[str]:
+    """The equations a failed instance is attributed to: those its parameter names (gate_checks), else its gate's."""
+    return failed.get("checks") or gate["equations"]
 
 
 def _finding_lines(f: dict) -> list[str]:

@@ -189,7 +189,8 @@ def failure(it: dict) -> dict:
     finding = it["outcome"] == "failed" and it.get("kind") == "assertion"
     entry = {"nodeid": it["nodeid"], "message": it.get("message") or "", "readings": it.get("readings"),
              "outcome": "finding" if finding else "error", "kind": it.get("kind"),
-             "exc_type": it.get("exc_type"), "phase": it.get("phase"), "raised_in": it.get("raised_in")}
+             "exc_type": it.get("exc_type"), "phase": it.get("phase"), "raised_in": it.get("raised_in"),
+             "checks": it.get("checks") or []}
     if not finding and it.get("exc_type") == "NotImplementedError":
         entry["hint"] = NOT_A_REFUSAL
     return entry

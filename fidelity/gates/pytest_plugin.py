@@ -36,6 +36,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "gate(equations, mechanism, gate_class=None): a gate of the given spec "
                                        "equations; gate_class one of fidelity.gates.gate_classes.GATE_CLASSES")
     config.addinivalue_line("markers", "gate_targets(*modules): modules whose source this gate covers")
+    config.addinivalue_line("markers", "gate_checks(*equations): on a parameter of a gate, the equations that "
+                                       "instance checks, among the gate's (a finding of it is attributed to them alone)")
     config.addinivalue_line("markers", "gate_subject(name, device): the subject and device of this instance")
 
 

@@ -97,10 +97,11 @@ def gate_markers(item) -> dict:
     for m in item.iter_markers("gate_targets"):
         targets.update(_as_list(m.args))
         targets.update(_as_list(m.kwargs.get("targets")))
+    checks = sorted({e for m in item.iter_markers("gate_checks") for e in _as_list(m.args)})
     subject = item.get_closest_marker("gate_subject")
     skip = item.get_closest_marker("skip")
     skip_reason = (skip.kwargs.get("reason") or (skip.args[0] if skip.args else "unconditional skip")) if skip else None
-    return {"gate_marker": marked, "equations": sorted(equations), "targets": sorted(targets),
+    return {"gate_marker": marked, "equations": sorted(equations), "checks": checks, "targets": sorted(targets),
             "mechanism": mechanism, "gate_class": gate_class,
             "subject": subject.args[0] if subject else None, "device": subject.args[1] if subject else None,
             "skip_marker": skip_reason}

@@ -136,7 +136,8 @@ def _versions(subject) -> dict:
 def _finding(item: dict) -> dict:
     message = item.get("message") or ""
     return {"nodeid": item["nodeid"], "message": first_line(message),
-            "readings": item.get("readings") or {}, "kind": item.get("kind"), "exc_type": item.get("exc_type")}
+            "readings": item.get("readings") or {}, "kind": item.get("kind"), "exc_type": item.get("exc_type"),
+            **({"checks": item["checks"]} if item.get("checks") else {})}  # the equations it is attributed to
 
 
 def run_third_party(repo_root: Path, fixtures_dir: Path, references: list[str], say=lambda msg: None) -> list[dict]:

@@ -28,3 +28,24 @@ def test_errors_show_type_message_and_where_and_overflow_points_to_json():
     lines = text_lines(_equation(errors=SHOWN_PER_EQUATION + 2))
     assert "ValueError: bad n (raised in pkg/ops.py:3)" in lines[1]
     assert lines[-1].strip() == "and 2 more errors; see --json"
+
+
+class _Catalogue:
+    """The two equations a toy gate holds, as the spec catalogue gives them to equation_verdicts."""
+
+    def __init__(self, *ids):
+        from types import SimpleNamespace
+
+        self.equations = {i: SimpleNamespace(id=i, paper=i.split(".")[0]) for i in ids}
+
+
+def test_a_finding_whose_instance_names_its_equations_is_listed_under_those_alone():
+    from fidelity.check.conformance import equation_verdicts
+
+    failed = [{"nodeid": "g[queries]", "message": "queries != 0", "outcome": "finding", "checks": ["p.init"]},
+              {"nodeid": "g[other]", "message": "off", "outcome": "finding", "checks": []}]
+    gate = {"gate": "g", "equations": ["p.gain", "p.init"], "gate_class": "init_through_module", "failed": failed,
+            "subjects": {"pkg": {"status": "failed", "passed": 2, "not_run": 0, "not_run_reasons": []}}}
+    verdicts = {v["equation"]: v for v in equation_verdicts(_Catalogue("p.init", "p.gain"), [gate], "pkg")}
+    assert [f["nodeid"] for f in verdicts["p.init"]["findings"]] == ["g[queries]", "g[other]"]
+    assert [f["nodeid"] for f in verdicts["p.gain"]["findings"]] == ["g[other]"]  # no checks: every equation of its gate

@@ -57,7 +57,8 @@ class _Recorder:
 
 @pytest.mark.gate(equations=["attnres.init_zero_query", "attnres.rmsnorm_gain"], mechanism=MECH,
                   gate_class="init_through_module")
-@pytest.mark.parametrize("name", list(INIT_OF))
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.gate_checks(equation))  # its own equation
+                                  for name, equation in INIT_OF.items()])
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 def test_fresh_block_module_parameters_hold_the_spec_init(subject, device, dtype, name):
     """The factory's module, as built: `name` equals its spec init everywhere, exactly."""
