@@ -18,6 +18,7 @@ from pathlib import Path
 
 from fidelity import project
 from fidelity.check import kept_gate_run
+from fidelity.check.subject_gate_files import gate_files
 from fidelity.child_env import child_environment
 from fidelity.perturb.errors import GateCollectionError
 
@@ -43,7 +44,7 @@ class GateSuiteRun:
         """`keep`: run only these instances (None: all; empty: none, and no process starts);
         `files`: only these gate files (None: the whole suite)."""
         here = here or project.current()
-        self.workers = gate_workers(here, jobs)
+        self.workers = gate_workers(here, jobs, files)
         self._tmp = tempfile.TemporaryDirectory(prefix="fidelity-check-")
         self.results = Path(self._tmp.name) / "results.json"
         self._out = open(Path(self._tmp.name) / "out.log", "w+")
@@ -95,17 +96,17 @@ class GateSuiteRun:
         self._tmp.cleanup()
 
 
-def gate_workers(here: project.Project, jobs: int | None = None) -> int:
+def gate_workers(here: project.Project, jobs: int | None = None, files: list[Path] | None = None) -> int:
     """How many processes run the gate suite: `jobs` when given, else one per core but never more
-    than the suite has test files; 1 (a plain serial run) without pytest-xdist or with pytest's
+    than the run has test files (`files`, default the whole suite's: a worker with no file would
+    only import and collect); 1 (a plain serial run) without pytest-xdist or with pytest's
     plugin autoload off, since then `-n` would not be understood."""
     if jobs is not None:
         return max(1, jobs)
     if importlib.util.find_spec("xdist") is None or os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
         return 1
-    gates = here.gates
-    files = [gates] if gates.is_file() else [*gates.rglob("test_*.py"), *gates.rglob("*_test.py")]
-    return max(1, min(os.cpu_count() or 1, len(set(files))))
+    files = gate_files(here.gates) if files is None else files
+    return max(1, min(os.cpu_count() or 1, len(files)))
 
 
 def _read_results(results: Path, workers: int) -> dict | None:

@@ -44,9 +44,8 @@ class Capability:
 
     def __post_init__(self) -> None:
         for name in ("dtypes", "devices", "backward"):
-            value = getattr(self, name)
-            if not isinstance(value, str) and isinstance(value, (tuple, list)):
-                object.__setattr__(self, name, tuple(value))
+            if isinstance(getattr(self, name), list):  # a list given for a tuple: `problems` judges the rest
+                object.__setattr__(self, name, tuple(getattr(self, name)))
 
     @property
     def problems(self) -> tuple[str, ...]:

@@ -3,6 +3,8 @@ reports exactly what a serial run reports: the same instances, outcomes, reading
 import json
 import os
 
+from pathlib import Path
+
 import pytest
 from toy_project import init_project, share_bytecode
 
@@ -76,6 +78,8 @@ def test_workers_are_one_per_core_never_more_than_the_test_files_and_one_without
     here = _project(tmp_path, shared_bytecode)
     assert gates_stage.gate_workers(here) == min(2, os.cpu_count() or 1)
     assert gates_stage.gate_workers(here, jobs=1) == 1 and gates_stage.gate_workers(here, jobs=5) == 5
+    one_file = sorted(Path(here.gates).glob("test_*.py"))[:1]  # check --subject's selection of one file
+    assert gates_stage.gate_workers(here, files=one_file) == 1
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     assert gates_stage.gate_workers(here) == 1  # `-n` would not be understood
     monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
