@@ -1,9 +1,8 @@
 """What fidelity keeps between runs that it can always recompute: the project's cache directory.
 
-It holds the gate index (perturb/gate_index.py), the bytecode of the Python children fidelity
-starts (child_env.py) and the last gate run of `check` (check/kept_gate_run.py: what `check
---changed` reads, each result under the hash of the inputs it came from, and its last clean fixture
-verification: check/kept_fixture_check.py). Nothing in it decides a
+It holds the gate index (perturb/gate_index.py) and the last gate run of `check`
+(check/kept_gate_run.py: what `check --changed` reads, each result under the hash of the inputs it
+came from, and its last clean fixture verification: check/kept_fixture_check.py). Nothing in it decides a
 verdict that a run of the same inputs would not give: deleting it only costs time. Where:
 `.fidelity-cache` under the project root, unless FIDELITY_CACHE_DIR says (an absolute path, or
 one relative to the root).

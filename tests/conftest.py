@@ -55,13 +55,6 @@ def made_once(tmp_path_factory, name: str, make) -> "os.PathLike":
 
 
 @pytest.fixture(scope="session")
-def shared_bytecode(tmp_path_factory):
-    """The run's one folder (shared by xdist workers) for the bytecode of the test projects' children
-    (toy_project.share_bytecode says why that is safe)."""
-    return made_once(tmp_path_factory, "child-bytecode", lambda folder: None)
-
-
-@pytest.fixture(scope="session")
 def regenerated_fixtures(tmp_path_factory):
     """This project's fixtures, regenerated once for the whole run (fixtures.store.regenerate): every
     file is build(id) serialised, so a test about verify's comparing and naming can take its fresh

@@ -43,9 +43,9 @@ def time_runner(selection: list[str], workdir: Path, cold: bool = False) -> tupl
 
 def time_naive(perturbations: list[dict], workdir: Path) -> float:
     """The naive way's seconds for `perturbations`, its children started as the runner's are
-    (fidelity/child_env.py: bytecode kept, the same threads), so only the way differs."""
+    (fidelity/child_env.py: the same environment and threads), so only the way differs."""
     search = locate.child_search_path(str(project.current().root))
-    env = child_environment(dict(os.environ), project.current().root, processes=1)
+    env = child_environment(dict(os.environ), processes=1)
     start = time.perf_counter()
     for p in perturbations:
         path = locate.find_source(p["target"], search)

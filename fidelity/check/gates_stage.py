@@ -63,7 +63,7 @@ class GateSuiteRun:
             cmd += ["-n", str(self.workers), "--dist", "loadfile", "--max-worker-restart", "0"]
         self._proc = subprocess.Popen(cmd, cwd=here.root, stdout=self._out, stderr=self._err, text=True,
                                       env=child_environment({**os.environ, project.ROOT_ENV: str(here.root),
-                                                             **(env or {})}, here.root, processes=self.workers))
+                                                             **(env or {})}, processes=self.workers))
 
     def wait(self, progress=None) -> dict:
         if self._proc is None:  # nothing to run

@@ -132,8 +132,8 @@ def index_key(test_paths: list[str], repo_root: str | os.PathLike, env: dict | N
     h.update(f"format {INDEX_FORMAT}\n".encode())
     h.update(json.dumps(sorted(test_paths)).encode())
     h.update(subject_setting(env).encode())
-    for f in hashed_files(test_paths, root):
-        h.update(str(f).encode() + b"\0")
+    for f in hashed_files(test_paths, root):  # by its path in the project: a moved or copied checkout keeps its index
+        h.update((f.relative_to(root).as_posix() if f.is_relative_to(root) else str(f)).encode() + b"\0")
         h.update((jsonio.sha256_file(f) or "missing").encode() + b"\n")
     return h.hexdigest()
 

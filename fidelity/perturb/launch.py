@@ -96,8 +96,7 @@ def child_env(repo_root: str, pythonpath: list[str] | tuple[str, ...] = (), proc
     """The environment of a child: `base` (default os.environ) with the repo root, the extra paths
     and the directory holding `fidelity` on PYTHONPATH; a fixed hash seed; no
     PYTEST_ADDOPTS / PYTEST_PLUGINS from the caller; and what fidelity/child_env.py gives every
-    child: bytecode kept in the project's cache, math threads capped to a share of the cores for
-    each of `processes` children running at once."""
+    child: math threads capped to a share of the cores for each of `processes` children running at once."""
     import fidelity
 
     env = dict(os.environ if base is None else base)
@@ -113,7 +112,7 @@ def child_env(repo_root: str, pythonpath: list[str] | tuple[str, ...] = (), proc
             seen.append(p)
     env["PYTHONPATH"] = os.pathsep.join(seen)
     env["PYTHONHASHSEED"] = "0"
-    return child_environment(env, repo_root, processes)
+    return child_environment(env, processes)
 
 
 def apply_overrides(env, overrides: dict[str, str | None] | None) -> None:

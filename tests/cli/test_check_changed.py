@@ -3,7 +3,7 @@ reads the others' results from it (issue 30: check ran the whole suite, a minute
 edit). Plain check still runs every instance."""
 import json
 
-from toy_project import fidelity, init_project, share_bytecode
+from toy_project import fidelity, init_project
 
 OTHER = '''"""A second implementation the toy gate below targets on its own."""
 
@@ -34,8 +34,8 @@ def _status(stage: dict) -> dict[str, str]:
     return {r["gate"]: r["status"] for r in stage["rows"]}
 
 
-def test_check_changed_runs_only_the_instances_whose_inputs_changed(tmp_path, shared_bytecode):
-    root = share_bytecode(init_project(tmp_path), shared_bytecode)
+def test_check_changed_runs_only_the_instances_whose_inputs_changed(tmp_path):
+    root = init_project(tmp_path)
     (root / "mypaper" / "other.py").write_text(OTHER)
     (root / "tests" / "gates" / "test_other.py").write_text(OTHER_GATE)
     full = _gates(root)

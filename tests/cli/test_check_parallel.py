@@ -1,12 +1,11 @@
 """`fidelity check` runs the gate suite on every core (pytest-xdist, a test file per worker) and
 reports exactly what a serial run reports: the same instances, outcomes, readings and order."""
-import json
 import os
 
 from pathlib import Path
 
 import pytest
-from toy_project import init_project, share_bytecode
+from toy_project import init_project
 
 from fidelity import project
 from fidelity.check import gates_stage
@@ -37,8 +36,8 @@ def test_pid_of_the_first_file():
 '''
 
 
-def _project(tmp_path, bytecode):
-    root = share_bytecode(init_project(tmp_path), bytecode)
+def _project(tmp_path):
+    root = init_project(tmp_path)
     gates = root / "tests" / "gates"
     (gates / "test_more.py").write_text(MORE_GATES)
     first = gates / "test_tempered_softmax.py"
@@ -54,8 +53,8 @@ def _run(here, jobs, pids):
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: the suite runs serially")
-def test_two_workers_report_what_a_serial_run_reports_in_its_order(tmp_path, shared_bytecode):
-    here = _project(tmp_path, shared_bytecode)
+def test_two_workers_report_what_a_serial_run_reports_in_its_order(tmp_path):
+    here = _project(tmp_path)
     serial, serial_pids, _ = _run(here, 1, tmp_path / "pids")
     parallel, parallel_pids, data = _run(here, 2, tmp_path / "pids")
     assert len(serial_pids) == 1 and len(parallel_pids) == 2  # two files, two processes
@@ -65,17 +64,16 @@ def test_two_workers_report_what_a_serial_run_reports_in_its_order(tmp_path, sha
     assert data["returncode"] == 1 and gates_stage.summarise(data["items"])
 
 
-def test_a_worker_that_dies_is_an_error_that_names_what_went_unreported(tmp_path, shared_bytecode):
-    here = _project(tmp_path, shared_bytecode)
+def test_a_worker_that_dies_is_an_error_that_names_what_went_unreported(tmp_path):
+    here = _project(tmp_path)
     more = here.gates / "test_more.py"
     more.write_text(more.read_text().replace('assert k != 3, "k = 3 is refuted"', "if k == 3:\n        os._exit(3)"))
     with pytest.raises(RuntimeError, match=r"did not report [0-9]+ instance\(s\) \(a worker process died\?\): .*test_more\.py::test_more"):
         gates_stage.run_gate_suite(here, env={"PIDS": str(tmp_path / "pids")}, jobs=2)
 
 
-def test_workers_are_one_per_core_never_more_than_the_test_files_and_one_without_xdist(tmp_path, monkeypatch,
-                                                                                    shared_bytecode):
-    here = _project(tmp_path, shared_bytecode)
+def test_workers_are_one_per_core_never_more_than_the_test_files_and_one_without_xdist(tmp_path, monkeypatch):
+    here = _project(tmp_path)
     assert gates_stage.gate_workers(here) == min(2, os.cpu_count() or 1)
     assert gates_stage.gate_workers(here, jobs=1) == 1 and gates_stage.gate_workers(here, jobs=5) == 5
     one_file = sorted(Path(here.gates).glob("test_*.py"))[:1]  # check --subject's selection of one file

@@ -2,7 +2,7 @@
 a plain line every few seconds in a log. Issue 15: it ran for 15 s or more with no sign of progress."""
 import io
 
-from toy_project import init_project, share_bytecode
+from toy_project import init_project
 
 from fidelity import project
 from fidelity.check import gates_stage
@@ -34,8 +34,8 @@ def test_a_terminal_gets_one_line_rewritten_and_a_log_a_line_every_few_seconds()
     assert log.getvalue() == "gates     0/10 instances\n"  # the next ones came within 10 s
 
 
-def test_the_gate_suite_reports_instances_done_out_of_those_collected(tmp_path, shared_bytecode):
-    root = share_bytecode(init_project(tmp_path), shared_bytecode)
+def test_the_gate_suite_reports_instances_done_out_of_those_collected(tmp_path):
+    root = init_project(tmp_path)
     (root / "tests" / "gates" / "test_slow.py").write_text(SLOW_GATE)
     seen = []
     data = gates_stage.run_gate_suite(project.load(root), progress=lambda done, total: seen.append((done, total)))
@@ -45,11 +45,10 @@ def test_the_gate_suite_reports_instances_done_out_of_those_collected(tmp_path, 
     assert seen[-1][1] == collected and [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
-def test_the_gate_run_says_which_subjects_could_run_as_its_own_process_saw_them(tmp_path, monkeypatch,
-                                                                              shared_bytecode):
+def test_the_gate_run_says_which_subjects_could_run_as_its_own_process_saw_them(tmp_path, monkeypatch):
     """Issue 15: the ledger's Subjects table said triton was not available while its matrix showed
     triton passing 27 gates: availability was computed again by the renderer, in another environment."""
-    root = share_bytecode(init_project(tmp_path), shared_bytecode)
+    root = init_project(tmp_path)
     subject = root / "mypaper" / "subject.py"
     subject.write_text(subject.read_text().replace(
         '    return None\n', '    import os\n    return None if os.environ.get("MYPAPER_HERE") else "MYPAPER_HERE is not set"\n', 1))

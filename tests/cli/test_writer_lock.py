@@ -6,14 +6,14 @@ import subprocess
 import sys
 
 import pytest
-from toy_project import fidelity, init_project, share_bytecode
+from toy_project import fidelity, init_project
 
 from fidelity import writer_lock
 
 
 @pytest.fixture(scope="module")
-def toy(tmp_path_factory, shared_bytecode):
-    return share_bytecode(init_project(tmp_path_factory.mktemp("scratch")), shared_bytecode)
+def toy(tmp_path_factory):
+    return init_project(tmp_path_factory.mktemp("scratch"))
 
 
 @pytest.mark.parametrize("verb, folder", [

@@ -2,8 +2,7 @@
 
 The toy repo (tests/perturb/toyrepo: a toy subject package, toy gates named
 toygate_*.py, a fixture) is copied into a temporary directory for every use,
-so runs and edits never touch the working tree; its children keep their bytecode
-in the run's shared folder (toy_project.share_bytecode). `main_run` runs the runner
+so runs and edits never touch the working tree. `main_run` runs the runner
 once per session over the toy perturbations below; most tests read it.
 """
 from __future__ import annotations
@@ -12,8 +11,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from toy_project import share_bytecode
 
 # The toy repo is copied by the tests; never collect it in place.
 collect_ignore = ["toyrepo"]
@@ -28,18 +25,10 @@ SPLIT = "tests/toygate_split.py"
 GATE_FOUR = f"{SPLIT}::test_four"
 
 
-_BYTECODE: list[Path] = []  # the run's shared bytecode folder (_toy_repos_share_bytecode)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _toy_repos_share_bytecode(shared_bytecode):
-    _BYTECODE[:] = [shared_bytecode]
-
-
 def make_toy_repo(dest: Path) -> Path:
     shutil.copytree(TOYREPO, dest, ignore=shutil.ignore_patterns("__pycache__"))
     (dest / "tests" / "conftest_toy.py").rename(dest / "tests" / "conftest.py")
-    return share_bytecode(dest, _BYTECODE[0]) if _BYTECODE else dest
+    return dest
 
 
 def toy_perturbations() -> list[dict]:

@@ -16,7 +16,7 @@ from .conftest import GATE_ADD, GATE_NEG, GATE_SCALE, toy_perturbations
 
 def _copy(main_run, tmp_path):
     dest = tmp_path / "copy"
-    shutil.copytree(main_run.repo, dest, symlinks=True)  # the shared bytecode stays a link
+    shutil.copytree(main_run.repo, dest)
     return dest
 
 

@@ -1,6 +1,8 @@
 """The pytest plugin and the child, driven directly (collect mode, run mode, fixtures read)."""
 from __future__ import annotations
 
+import shutil
+
 from fidelity.perturb import gate_index, launch
 
 from .conftest import ARITH, GATE_ADD, GATE_NEG, GATE_SCALE, TEST_PATHS, make_toy_repo
@@ -22,6 +24,8 @@ def test_gate_index_markers_conftest_targets_and_cache(tmp_path, monkeypatch):
 
     monkeypatch.setattr(launch, "run_child", no_child)
     assert gate_index.collect(TEST_PATHS, repo_root=repo, cache_dir=cache).gates == index.gates
+    moved = shutil.copytree(repo, tmp_path / "elsewhere" / "repo")  # a clone: the same files at another path
+    assert gate_index.collect(TEST_PATHS, repo_root=moved, cache_dir=cache).gates == index.gates
     monkeypatch.undo()
     (repo / ARITH).write_text((repo / ARITH).read_text() + "\n\ndef test_new():\n    pass\n")
     assert f"{ARITH}::test_new" in gate_index.collect(TEST_PATHS, repo_root=repo, cache_dir=cache).gates

@@ -11,7 +11,6 @@ import textwrap
 import pytest
 from ledger_toy import G_DOUBLE, G_INC, gate_run_record
 from test_report_render import ledger_of, md_table
-from toy_project import share_bytecode
 
 from fidelity.report import document, gaterun, html, markdown
 
@@ -161,10 +160,9 @@ def test_html_links_the_matrix_to_the_findings(toy):
 
 
 def test_report_subject_runs_the_package_alone_and_a_recorded_run_renders_the_same(toy, tmp_path, monkeypatch,
-                                                                                   capsys, shared_bytecode):
+                                                                                   capsys):
     """A real child gate run on a fake package (our own suite is stubbed): only the package's instances are
     kept, the finding carries its reading, and --check --gates-from on the record gives the same bytes."""
-    share_bytecode(toy.root, shared_bytecode)
     (toy.root / "toy_tp_subject.py").write_text(FAKE_SUBJECT)
     (toy.root / "tests" / "gates" / "test_toy_tp.py").write_text(FAKE_GATES)
     monkeypatch.syspath_prepend(str(toy.root))
