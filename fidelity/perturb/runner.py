@@ -521,10 +521,13 @@ def _keep_current_evidence(r: _Run) -> None:
     if not r.s.stale_only:
         r.todo = list(r.perts)
         return
-    records, now = store.load_all(r.s.records_root), staleness.ProjectNow(r.s.root)
+    records, now = store.load_all(r.s.records_root, [p["id"] for p in r.perts]), staleness.ProjectNow(r.s.root)
     r.todo = []
+    by_perturbation: dict[str, dict] = {}
+    for rec in records:
+        by_perturbation.setdefault(rec.perturbation, {})[rec.gate] = rec
     for p in r.perts:
-        mine = {rec.gate: rec for rec in records if rec.perturbation == p["id"]}
+        mine = by_perturbation.get(p["id"], {})
         gates = r.gates_of[p["id"]]
         if gates and all(g in mine and staleness.is_current(mine[g], r.s.root, p, now) for g in gates):
             _from_records(r.results[p["id"]], [mine[g] for g in gates])

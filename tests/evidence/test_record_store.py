@@ -93,3 +93,16 @@ def test_staleness_reads_each_file_once_per_judgement_and_sees_an_edit_in_the_ne
     assert reads.count(str(gate_file)) == 1
     gate_file.write_text("x = 2\n")
     assert "gate file tests/g.py changed" in staleness.staleness(rec, tmp_path, None, staleness.ProjectNow(tmp_path))
+
+
+def test_a_scan_of_some_perturbations_reads_their_folders_alone_and_still_names_a_bad_file_in_them(tmp_path):
+    store.write_record(tmp_path, RECORD)
+    p2 = store.write_record(tmp_path, {**RECORD, "perturbation": "P2"})
+    p2.write_text('{"schema": ')  # truncated: named when P2 is read, not read for P1 alone
+    stray = tmp_path / "P1" / "copied.json"
+    stray.write_text(p2.parent.joinpath("..", "P1", p2.name).resolve().read_text())  # P1's record, copied
+    records, bad = store.scan(tmp_path, ["P1"])
+    assert [(r.perturbation, r.gate) for r in records] == [("P1", RECORD["gate"])]
+    assert [(f.name, todo) for f, _, todo in bad] == [("copied.json", "delete this copy")]
+    records, bad = store.scan(tmp_path)
+    assert len(records) == 1 and sorted(f.name for f, _, _ in bad) == ["copied.json", p2.name]
