@@ -7,6 +7,7 @@ the fixtures it read and the perturbation's edits all match what ran.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from fidelity import project
@@ -77,11 +78,27 @@ def what_to_run(acc: dict) -> str:
             f"correct the perturbation), then run `fidelity perturb {' '.join(concerned)}`")
 
 
-def run(cat, args, say, gate_rows: list[dict] | None = None) -> dict:
+@dataclass(frozen=True)
+class JudgedEvidence:
+    """The project's records judged against the project as it is now: what the stage decides from
+    before the gate suite reports (check judges them while the suite runs)."""
+    spec_of: dict[str, dict]
+    judged: list
+    bad: list
+
+
+def judge_evidence(cat) -> JudgedEvidence:
     here = project.current()
     records, bad = store.scan(here.evidence)
     spec_of = _perturbations(cat)
-    judged = verdict.judge(records, here.root, spec_of)
+    return JudgedEvidence(spec_of, verdict.judge(records, here.root, spec_of), bad)
+
+
+def run(cat, args, say, gate_rows: list[dict] | None = None, evidence: JudgedEvidence | None = None) -> dict:
+    """The stage's verdict on the gate suite's `gate_rows`, from `evidence` (default: judged now)."""
+    here = project.current()
+    evidence = evidence or judge_evidence(cat)
+    spec_of, judged, bad = evidence.spec_of, evidence.judged, evidence.bad
     acceptance, caught = _acceptance(judged, spec_of)
     gate_rows = gate_rows or []
     # a record that cannot be read is named, never skipped: another record may accept its gate,

@@ -89,20 +89,25 @@ def run(args) -> int:
         return _conformance(cat, args, say, report)
     from fidelity.check import claims_stage, code_stage, discovery_stage, evidence_stage, fixtures_stage, gates_stage
 
-    with gates_stage.start(args) as suite:  # the suite's workers run while the three stages before it do
+    with gates_stage.start(args) as suite:  # the suite's workers run while every stage that does not read it does
         for stage in (fixtures_stage, claims_stage, code_stage):
             result = stage.run(cat, args, say)
             if "claims" in result:
                 report["claims"] = result.pop("claims")
             report["stages"].append(result)
+        evidence = evidence_stage.judge_evidence(cat)  # the records judged; the gate rows come after
+        discovery_said: list[tuple] = []  # said after the evidence stage, in the stages' order
+        discovery = discovery_stage.run(cat, args, lambda *said: discovery_said.append(said))
         gates = gates_stage.run(cat, args, say, suite)
     report["gates"] = gates.pop("gates")
     report["stages"].append(gates)
-    acceptance = evidence_stage.run(cat, args, say, gate_rows=report["gates"])
+    acceptance = evidence_stage.run(cat, args, say, gate_rows=report["gates"], evidence=evidence)
     report["equations"] = acceptance.pop("equations")
     report["perturbations"] = acceptance.pop("perturbations")
     report["stages"].append(acceptance)
-    report["stages"].append(discovery_stage.run(cat, args, say))
+    for said in discovery_said:
+        say(*said)
+    report["stages"].append(discovery)
     report["ok"] = all(s["ok"] for s in report["stages"])
     _write_json_file(args, report)
     if args.json:
