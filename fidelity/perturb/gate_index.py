@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fidelity import cache
-from fidelity.evidence import jsonio
+from fidelity.evidence import jsonio, paths
 from fidelity.perturb import launch
 from fidelity.perturb.errors import GateCollectionError
 
@@ -133,7 +133,7 @@ def index_key(test_paths: list[str], repo_root: str | os.PathLike, env: dict | N
     h.update(json.dumps(sorted(test_paths)).encode())
     h.update(subject_setting(env).encode())
     for f in hashed_files(test_paths, root):  # by its path in the project: a moved or copied checkout keeps its index
-        h.update((f.relative_to(root).as_posix() if f.is_relative_to(root) else str(f)).encode() + b"\0")
+        h.update(paths.rel_to_root(f, root).encode() + b"\0")
         h.update((jsonio.sha256_file(f) or "missing").encode() + b"\n")
     return h.hexdigest()
 
