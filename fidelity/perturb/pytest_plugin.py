@@ -218,7 +218,10 @@ def _audit(event, args):
 
 def _availability() -> list[dict] | None:
     """The subjects as this process sees them (registry.availability); None when they cannot be loaded
-    (the gates' own collection says why)."""
+    (the gates' own collection says why); [] when no gate loaded the registry: a suite whose gates take
+    no subject has none to describe, and asking would import torch into every such process (~2.5 s)."""
+    if "fidelity.subjects.registry" not in sys.modules:
+        return []
     from fidelity.subjects.registry import SubjectLoadError, availability
 
     try:

@@ -7,9 +7,10 @@ libraries once and forks one child per job. The fork is still a fresh process: i
 patch's import hook before pytest imports anything of ours, exactly as a cold child does.
 
 The zygote never imports a perturbation target: it imports only PRELOAD (third-party
-libraries, never `fidelity` beyond this module) and reports every module it holds, and the
-runner starts a perturbation whose target it holds cold (`Zygote.holds`). A target imported
-before its hook could not be patched; `import_hook.install` refuses that too.
+libraries, never `fidelity` beyond this module; only those the project's code names, preload.py)
+and reports every module it holds, and the runner starts a perturbation whose target it holds
+cold (`Zygote.holds`). A target imported before its hook could not be patched;
+`import_hook.install` refuses that too.
 
 Protocol (JSON lines): the zygote prints {"ready": [modules]} once; then for each request
 {"job": JOB.json, "log": LOG} on its stdin it prints {"started": pid}, and {"exited": pid,
@@ -41,7 +42,10 @@ class Zygote:
     """The runner's end: start the zygote, run jobs in forked children, stop it."""
 
     def __init__(self, *, cwd: str, env: dict, preload: tuple[str, ...] | None = None):
-        preload = PRELOAD if preload is None else preload
+        if preload is None:
+            from fidelity.perturb.preload import preload_for  # here, so the zygote process never imports it
+
+            preload = preload_for(cwd, PRELOAD)
         if not hasattr(os, "fork"):
             raise WarmStartUnavailable("this platform has no fork()")
         self._proc = subprocess.Popen(
