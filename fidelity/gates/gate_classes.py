@@ -36,6 +36,10 @@ def check_gate_class(name: str | None, where: str) -> str | None:
     return name
 
 
+GRADIENT = ("gradients_finite_differences", "gradient_reach", "gradients_from_oracle")
+"""Classes whose every instance takes a gradient: a forward-only subject (Capability backward=("none",))
+is not run on them, with the reason fidelity.gates.routes gives."""
+
 MODULE_ONLY = ("init_through_module", "parameters_alive", "train_eval")
 """Classes that hold a module's own parameters or mode: a function mechanism has none, so they do not apply to it."""
 

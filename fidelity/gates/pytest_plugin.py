@@ -65,13 +65,15 @@ def _mechanism(definition) -> str | None:
 
 def pytest_generate_tests(metafunc):
     marker = metafunc.definition.get_closest_marker("gate")
+    takes_gradient = False
     if marker is not None:
-        from fidelity.gates.gate_classes import check_gate_class
+        from fidelity.gates.gate_classes import GRADIENT, check_gate_class
 
-        check_gate_class(marker.kwargs.get("gate_class"), metafunc.definition.nodeid)
+        takes_gradient = check_gate_class(marker.kwargs.get("gate_class"), metafunc.definition.nodeid) in GRADIENT
     mechanism = _mechanism(metafunc.definition)
     if mechanism is None or "subject" not in metafunc.fixturenames:
         return
+    from fidelity.gates.routes import forward_only_reason, is_forward_only
     from fidelity.subjects.registry import subjects_for
 
     cuda = _cuda_available()
@@ -84,6 +86,8 @@ def pytest_generate_tests(metafunc):
             if device not in declared:
                 marks = [pytest.mark.skip(reason=f"not run: subject {subject.name} declares devices "
                                                  f"{', '.join(declared)} for {mechanism}")]
+            elif takes_gradient and is_forward_only(subject, mechanism):
+                marks = [pytest.mark.skip(reason=forward_only_reason(subject.name, mechanism))]
             else:
                 marks = [] if device != "cuda" or cuda else [pytest.mark.skip(reason=NO_CUDA)]
             params.append(pytest.param((subject, device), id=f"{subject.name}-{device}", marks=marks))

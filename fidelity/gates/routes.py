@@ -4,8 +4,10 @@ Gates are parametrised over the routes (fidelity.mechanisms.ROUTES): a route may
 forward (a fused kernel), so even a forward gate runs once per route. A forward-only subject
 (Capability backward=("none",)) has one forward and no route: a forward gate's "autograd"
 instance calls it without `backward=`, its "manual" instance is not run (the same forward would
-be counted twice), and a gradient gate does not run on it. This file is the one home of that
-rule and of the reasons the skipped instances give.
+be counted twice), and a gradient gate does not run on it. A module mechanism has no route
+keyword of its own here: its gates state a gradient by their class (gate_classes.GRADIENT) or by
+`require_gradient` in the instance that takes one. This file is the one home of that rule and of
+the reasons the skipped instances give.
 """
 from __future__ import annotations
 
@@ -34,9 +36,26 @@ def routed(subject, mechanism: str, backward: str, *, gradient: bool) -> Callabl
             pytest.skip(f"subject {subject.name} has no {backward!r} backward route for {mechanism}")
         return functools.partial(fn, backward=backward)
     if gradient:
-        pytest.skip(f"subject {subject.name} is forward-only for {mechanism} (backward={FORWARD_ONLY}): "
-                    "a gate that takes a gradient does not apply")
+        pytest.skip(forward_only_reason(subject.name, mechanism))
     if backward != FORWARD_INSTANCE:
         pytest.skip(f"subject {subject.name} is forward-only for {mechanism}: its one forward runs in the "
                     f"{FORWARD_INSTANCE!r} instance of this gate")
     return fn
+
+
+def forward_only_reason(subject_name: str, mechanism: str) -> str:
+    """Why a gate instance that takes a gradient is not run on a forward-only subject."""
+    return (f"subject {subject_name} is forward-only for {mechanism} (backward={FORWARD_ONLY}): "
+            "a gate that takes a gradient does not apply")
+
+
+def is_forward_only(subject, mechanism: str) -> bool:
+    return not subject.capabilities[mechanism].routes
+
+
+def require_gradient(subject, mechanism: str) -> None:
+    """In a gate instance that takes a gradient through `subject`'s `mechanism` (a module's backward):
+    skip it, with the reason, when the subject is forward-only. A gate whose class takes a gradient
+    (gate_classes.GRADIENT) needs no call: its instances are marked not run at collection."""
+    if is_forward_only(subject, mechanism):
+        pytest.skip(forward_only_reason(subject.name, mechanism))

@@ -33,8 +33,8 @@ class Capability:
     A name none of these knows (a typo: "float33") is one of `problems`, which loading the subject
     reports, naming it. A gate instance outside the capability is not run; inside it, a subject
     that still cannot drive a case raises NotRun with the reason. A forward-only subject is called without
-    `backward=`: every forward gate runs on it once, no gradient gate does (fidelity.gates.routes:
-    the function mechanisms' gates, sinkhorn and depth_attention).
+    `backward=`: every forward gate runs on it once, no gradient gate does, for function and module
+    mechanisms alike (fidelity.gates.routes).
     """
 
     dtypes: tuple[str, ...]

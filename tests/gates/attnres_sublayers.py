@@ -1,7 +1,7 @@
 """Seeded smooth sublayers and the Block AttnRes module built on them, for the float64 gradient gates."""
-import pytest
 import torch
 
+from fidelity.gates.routes import routed
 from fidelity.subjects.subject import NotRun
 
 
@@ -15,16 +15,15 @@ def tanh_sublayers(g: torch.Generator, count: int, d: int, device) -> list:
     return layers
 
 
-def seeded_block_module(subject, device, mode, learned_gain, backward, L, N, D, seed=20261215):
+def seeded_block_module(subject, device, mode, learned_gain, backward, L, N, D, seed=20261215, gradient=True):
     """The factory's Block AttnRes on L tanh sublayers in N blocks, d = D, float64, every parameter moved off
     its init to seeded values (at zero queries a gain's gradient is legitimately zero: q . (g v) = 0), and
-    {name: leaf} for h1 [2, D] and each parameter."""
-    if not subject.supports("block_attnres", backward):
-        pytest.skip(f"subject {subject.name} has no {backward!r} backward route for block_attnres")
+    {name: leaf} for h1 [2, D] and each parameter. gradient=False: the gate only runs the forward (a
+    forward-only subject builds it without `backward=`, fidelity.gates.routes)."""
+    factory = routed(subject, "block_attnres", backward, gradient=gradient)
     g = torch.Generator().manual_seed(seed)
     kw = {"learned_gain": True} if learned_gain else {}
-    module = subject.get("block_attnres")(tanh_sublayers(g, L, D, device), D, N, mode=mode, backward=backward,
-                                          dtype=torch.float64, device=device, **kw)
+    module = factory(tanh_sublayers(g, L, D, device), D, N, mode=mode, dtype=torch.float64, device=device, **kw)
     params = dict(module.named_parameters())
     names = ["queries", "output_query"] + (["gains", "output_gain"] if learned_gain else [])
     tensors = {}

@@ -24,6 +24,7 @@ from torch.nn import functional as F
 
 from fidelity.gates import readings
 from fidelity.gates.compare import Tolerance, assert_close
+from fidelity.gates.routes import require_gradient
 from fidelity.impl.torch.loop_model import LoopConfig  # the configuration record (data, not the subject's code)
 from fidelity.mechanisms.depth_attention import SCORE_CONVENTIONS
 
@@ -76,6 +77,7 @@ def test_readout_of_every_iteration_contains_that_iterations_body_output(subject
     makes the scores, hence alpha, independent of y_k); a readout placed before the body's
     mixture would have no gradient to y_k at all.
     """
+    require_gradient(subject, MECH)
     model, tokens = _model(subject, convention, dtype, device)
     logits, trace = model(tokens, return_trace=True)
     g = torch.Generator().manual_seed(20260319)

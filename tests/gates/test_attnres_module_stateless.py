@@ -20,6 +20,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from fidelity.gates.routes import require_gradient, routed
 from fidelity.gates.statelessness import assert_stateless
 from fidelity.mechanisms.depth_attention import SCORE_CONVENTIONS
 from fidelity.subjects.subject import NotRun
@@ -47,9 +48,7 @@ def _seeded(*shape, g):
 def test_depth_attention_gives_the_same_bits_on_every_call(subject, device, backward, dtype, with_backward):
     """The same depth-attention call (paper convention, a gain, eps 1e-6) on inputs A, B, A: h, alpha (and
     the gradients for sources, query and gain) of both A calls identical, bit for bit, and no state changed."""
-    if not subject.supports("depth_attention", backward):
-        pytest.skip(f"subject {subject.name} has no {backward!r} backward route for depth_attention")
-    fn = subject.get("depth_attention")
+    fn = routed(subject, "depth_attention", backward, gradient=with_backward)
 
     def call_on(seed):
         g = torch.Generator().manual_seed(seed)
@@ -60,8 +59,7 @@ def test_depth_attention_gives_the_same_bits_on_every_call(subject, device, back
 
         def call():
             with torch.enable_grad():
-                h, alpha = fn(leaves[0], leaves[1], convention=SCORE_CONVENTIONS[0], eps=1e-6, gain=leaves[2],
-                              backward=backward)
+                h, alpha = fn(leaves[0], leaves[1], convention=SCORE_CONVENTIONS[0], eps=1e-6, gain=leaves[2])
                 if not with_backward:
                     return {"h": h, "alpha": alpha}
                 grads = torch.autograd.grad((h * dh).sum() + (alpha * dalpha).sum(), leaves, allow_unused=True)
@@ -90,6 +88,8 @@ def test_one_block_module_reused_gives_the_same_bits_on_every_call(subject, devi
     """One module from the factory, called on h1 of A, of B, of A again: h_out (and the gradients of h1 and
     the pseudo-queries) of both A calls identical, bit for bit, and no state of the module or the
     implementation changed."""
+    if with_backward:
+        require_gradient(subject, "block_attnres")
     L, N, d, dtype = 5, 2, 4, torch.float32
     g = torch.Generator().manual_seed(20261217)
     module = subject.get("block_attnres")(_tanh_sublayers(g, L, d, dtype, device), d, N, mode=mode, dtype=dtype,

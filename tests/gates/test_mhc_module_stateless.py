@@ -14,6 +14,7 @@ after the first call: a counter that would drop a Sinkhorn step only after 500 c
 import pytest
 import torch
 
+from fidelity.gates.routes import require_gradient
 from fidelity.gates.statelessness import assert_stateless
 from mhc_module_point import MECH, module_at_fixture
 
@@ -26,6 +27,8 @@ FIXTURE = "mhc.module_jacobian"
 @pytest.mark.parametrize("layout", ["paper", "sliced"])
 def test_one_module_called_after_another_input_gives_the_same_bits(subject, device, layout, route, with_backward):
     """module(x, body) on x, on another x, on x again: the same output bits (and gradients) and the same state."""
+    if with_backward:
+        require_gradient(subject, MECH)
     module, x, body, params = module_at_fixture(subject, FIXTURE, layout, torch.float32, device, route)
     g = torch.Generator().manual_seed(7302)
     x_b = torch.randn(x.shape, generator=g, dtype=torch.float64).to(x)

@@ -25,6 +25,7 @@ import torch
 from fidelity.gates import readings
 from fidelity.gates.gradient_reach import assert_gradients_reach
 from fidelity.gates.jacobians import assert_gradcheck_every_tensor
+from fidelity.gates.routes import require_gradient
 from fidelity.gates.statelessness import assert_stateless
 
 MECH = "mhc_stack"
@@ -91,6 +92,8 @@ def test_the_hidden_and_every_parameter_of_the_stack_receive_a_gradient(subject,
 @pytest.mark.parametrize("with_backward", [False, True], ids=["forward", "with_backward"])
 def test_one_stack_called_after_another_hidden_gives_the_same_bits(subject, device, with_backward):
     """stack(h) on h, on another hidden, on h again, at the init as shipped (float32, the default dtype)."""
+    if with_backward:
+        require_gradient(subject, MECH)
     stack, _, own = _stack(subject, torch.float32, device)
     cotangent = _hidden(SEED + 3, torch.float32, device)
 

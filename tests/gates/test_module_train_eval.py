@@ -43,7 +43,8 @@ def test_the_hyper_connection_gives_the_same_bits_in_eval_mode(subject, device, 
                   gate_class="train_eval")
 @pytest.mark.parametrize("mode", ["direct", "two_phase"])
 def test_the_block_attnres_module_gives_the_same_bits_in_eval_mode(subject, device, mode):
-    module, leaves = seeded_block_module(subject, device, mode, learned_gain=False, backward="autograd", L=5, N=2, D=4)
+    module, leaves = seeded_block_module(subject, device, mode, learned_gain=False, backward="autograd", L=5, N=2, D=4,
+                                         gradient=False)
     h1 = leaves["h1"].detach()
     assert_same_in_train_and_eval(lambda: module(h1), modules={"module": module},
                                   what=f"one Block AttnRes module ({mode}) with seeded pseudo-queries")
