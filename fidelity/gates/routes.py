@@ -4,10 +4,10 @@ Gates are parametrised over the routes (fidelity.mechanisms.ROUTES): a route may
 forward (a fused kernel), so even a forward gate runs once per route. A forward-only subject
 (Capability backward=("none",)) has one forward and no route: a forward gate's "autograd"
 instance calls it without `backward=`, its "manual" instance is not run (the same forward would
-be counted twice), and a gradient gate does not run on it. A module mechanism has no route
-keyword of its own here: its gates state a gradient by their class (gate_classes.GRADIENT) or by
-`require_gradient` in the instance that takes one. This file is the one home of that rule and of
-the reasons the skipped instances give.
+be counted twice), and a gradient gate does not run on it. A module factory with a route keyword
+(block_attnres) is routed the same way; any gate states a gradient by its class
+(gate_classes.GRADIENT: not run from collection on) or by `require_gradient` in the instance that
+takes one. This file is the one home of that rule and of the reasons the skipped instances give.
 """
 from __future__ import annotations
 
@@ -30,13 +30,12 @@ def routed(subject, mechanism: str, backward: str, *, gradient: bool) -> Callabl
     Skips the instance, with the reason, where the subject cannot drive it.
     """
     fn = subject.get(mechanism)
-    routes = subject.capabilities[mechanism].routes
-    if routes:
-        if backward not in routes:
+    if not is_forward_only(subject, mechanism):
+        if backward not in subject.capabilities[mechanism].routes:
             pytest.skip(f"subject {subject.name} has no {backward!r} backward route for {mechanism}")
         return functools.partial(fn, backward=backward)
     if gradient:
-        pytest.skip(forward_only_reason(subject.name, mechanism))
+        require_gradient(subject, mechanism)
     if backward != FORWARD_INSTANCE:
         pytest.skip(f"subject {subject.name} is forward-only for {mechanism}: its one forward runs in the "
                     f"{FORWARD_INSTANCE!r} instance of this gate")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 # Imports a child makes whatever the project names: the harness, its test runner and pytest's own parts.
 ALWAYS_HELD = ("pytest",)
-_KNOWN_LIGHT = frozenset({"fidelity", "pytest", "_pytest", "pluggy", "conftest"})
+_KNOWN_LIGHT = frozenset({"fidelity", "pytest", "_pytest", "pluggy"})
 _IMPORT = re.compile(r"^[ \t]*(?:import[ \t]+([\w. \t,]+)|from[ \t]+(\w[\w.]*)[ \t]+import\b)", re.MULTILINE)
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "dist-packages"})
 MAX_FILES = 5000  # past this the scan would cost more than it saves
