@@ -2,10 +2,10 @@
 under torch.no_grad() (no gradient leaves them, as from a package that computes in NumPy or ships an
 inference kernel), declared Capability(backward=("none",)) as the README says.
 
-HC, MHC, BLOCK, LOOP and STACK each provide one mechanism; every forward gate of it should run and
-pass, no gradient gate should run, and each instance left out should say why. NEVER_RESET is MHC
-with a call counter it never resets: state between calls, which the statelessness gate's forward
-instances must label.
+EVERY provides all five mechanisms (one package, one `check --subject` run): every forward gate of each
+should run and pass, no gradient gate should run, and each instance left out should say why. NEVER_RESET
+is mhc_residual with a call counter it never resets: state between calls, which the statelessness gate's
+forward instances must label.
 """
 from __future__ import annotations
 
@@ -38,18 +38,18 @@ def _counting(module_class: type) -> type:
     return Counting
 
 
-def _subject(mechanism: str, factory_name: str, *, wrap=lambda cls: cls) -> Subject:
+FACTORIES = {"hyper_connection": "HyperConnection", "mhc_residual": "MhcResidual", "block_attnres": "BlockAttnRes",
+             "loop_model": "LoopModel", "mhc_stack": "MhcStack"}
+
+
+def _subject(name: str, factories: dict[str, str], *, wrap=lambda cls: cls) -> Subject:
     import fidelity.impl.torch as reference
 
-    return Subject(name=f"forward-only-{mechanism}", description=f"{factory_name} with its forward under no_grad",
-                   mechanisms={mechanism: _forward_only(wrap(getattr(reference, factory_name)))},
-                   capabilities={mechanism: FORWARD_ONLY}, unavailable_reason=lambda: None,
-                   modules={mechanism: ("fidelity.impl.torch",)})
+    return Subject(name=name, description=f"{', '.join(factories.values())} with their forward under no_grad",
+                   mechanisms={m: _forward_only(wrap(getattr(reference, f))) for m, f in factories.items()},
+                   capabilities={m: FORWARD_ONLY for m in factories}, unavailable_reason=lambda: None,
+                   modules={m: ("fidelity.impl.torch",) for m in factories})
 
 
-HC = _subject("hyper_connection", "HyperConnection")
-MHC = _subject("mhc_residual", "MhcResidual")
-BLOCK = _subject("block_attnres", "BlockAttnRes")
-LOOP = _subject("loop_model", "LoopModel")
-STACK = _subject("mhc_stack", "MhcStack")
-NEVER_RESET = _subject("mhc_residual", "MhcResidual", wrap=_counting)
+EVERY = _subject("forward-only-modules", FACTORIES)
+NEVER_RESET = _subject("forward-only-never-reset", {"mhc_residual": "MhcResidual"}, wrap=_counting)

@@ -23,8 +23,12 @@ def check_subject(ref: str) -> dict:
     return json.loads(proc.stdout)
 
 
-def conformance_of(adapter: str, objects: tuple[str, ...]) -> dict[str, dict]:
-    """object -> the conformance part of its report; the checks run side by side (each is one child pytest)."""
+def reports_of(adapter: str, objects: tuple[str, ...]) -> dict[str, dict]:
+    """object -> its --json report; the checks run side by side (each is one child pytest)."""
     with ThreadPoolExecutor(len(objects)) as pool:
-        reports = pool.map(check_subject, [f"{adapter}:{o}" for o in objects])
-        return {o: report["conformance"] for o, report in zip(objects, reports)}
+        return dict(zip(objects, pool.map(check_subject, [f"{adapter}:{o}" for o in objects])))
+
+
+def conformance_of(adapter: str, objects: tuple[str, ...]) -> dict[str, dict]:
+    """object -> the conformance part of its report."""
+    return {o: report["conformance"] for o, report in reports_of(adapter, objects).items()}
