@@ -10,7 +10,7 @@ from fidelity import references
 def _subject_problems() -> list[dict]:
     from fidelity import project
     from fidelity.mechanisms import MechanismLoadError
-    from fidelity.mechanisms.registry import project_mechanisms, undeclared_mechanisms, undeclared_problem
+    from fidelity.mechanisms.registry import declaration_problems, project_mechanisms
     from fidelity.subjects.registry import SubjectLoadError, load_reference
 
     here = project.current()
@@ -25,8 +25,8 @@ def _subject_problems() -> list[dict]:
         except SubjectLoadError as exc:
             problems.append({"subject": ref, "where": str(here.config_file), "problem": str(exc)})
             continue
-        for name in undeclared_mechanisms(subject.mechanisms, known):
-            problems.append({"subject": ref, "where": str(here.config_file), "problem": undeclared_problem(name, known)})
+        for problem in declaration_problems(subject.mechanisms, known):
+            problems.append({"subject": ref, "where": str(here.config_file), "problem": problem})
     return problems
 
 

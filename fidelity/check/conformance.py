@@ -109,21 +109,20 @@ def text_lines(v: dict) -> list[str]:
     return lines
 
 
-def _refuse_undeclared_mechanisms(ref: str, subject) -> None:
-    """A mechanism name no declaration knows (a typo: 'sinkhron') would run no gate and pass: one line, naming
-    the subject, before anything runs."""
-    from fidelity.mechanisms.registry import project_mechanisms, undeclared_mechanisms, undeclared_problem
+def _refuse_declaration_problems(ref: str, subject) -> None:
+    """A mechanism name no declaration knows (a typo: 'sinkhron') would run no gate and pass, and a factory
+    whose shape the gates cannot use would error in every instance: one line, naming the subject, before
+    anything runs."""
+    from fidelity.mechanisms.registry import declaration_problems, project_mechanisms
 
-    known = project_mechanisms(project.current())
-    unknown = undeclared_mechanisms(subject.mechanisms, known)
-    if unknown:
-        raise registry.SubjectLoadError(f"subject {subject.name!r} ({ref}) "
-                                        + "; ".join(undeclared_problem(name, known) for name in unknown))
+    problems = declaration_problems(subject.mechanisms, project_mechanisms(project.current()))
+    if problems:
+        raise registry.SubjectLoadError(f"subject {subject.name!r} ({ref}) " + "; ".join(problems))
 
 
 def run(cat, args, say) -> dict:
     ref, subject = registry.resolve(args.subject)
-    _refuse_undeclared_mechanisms(ref, subject)
+    _refuse_declaration_problems(ref, subject)
     try:
         reason = subject.unavailable_reason()
     except Exception as exc:  # the adapter's own check broke: nothing ran, say so in one line

@@ -1,7 +1,9 @@
 """Mechanism `loop_model`: a small weight-shared loop model with exactly one residual arm (ReZero, AttnRes, mHC, HC)."""
 from __future__ import annotations
 
-from typing import Annotated, Any, Protocol
+import inspect
+import typing
+from typing import Annotated, Any, Callable, Protocol
 
 import torch
 
@@ -17,8 +19,8 @@ ARMS = ("rezero", "attnres", "mhc", "hc")
 class LoopConfigRecord(Protocol):
     """The model's configuration: a frozen dataclass built with keywords (every field has a default).
 
-    The gates build it as `typing.get_type_hints(factory.__init__)["config"](arm=..., d=..., ...)`,
-    so the factory's `__init__` must annotate `config` with this dataclass. A field
+    The gates build it as `config_class(factory)(arm=..., d=..., ...)`, so the factory (a class's
+    `__init__`, or a function) must annotate its `config` parameter with this dataclass. A field
     `sinkhorn_backward` is optional: when present, the gates also run the mHC arm's "manual" route.
     ValueError for an unknown arm (or one not given as a str: arms are never combined), layout,
     convention or activation, a size < 1, or a sliced layout whose d is not divisible by mhc_streams.
@@ -112,7 +114,8 @@ class LoopModelModule(Protocol):
 
 
 class LoopModelFactory(Protocol):
-    """model = factory(config, generator, dtype=, device=); a class whose __init__ annotates `config`.
+    """model = factory(config, generator, dtype=, device=): a class whose __init__, or a function whose
+    signature, annotates `config` with the config dataclass (see config_class).
 
     TypeError when generator is not a torch.Generator (the global RNG is never used).
     """
@@ -127,6 +130,38 @@ class LoopModelFactory(Protocol):
         device: Annotated[torch.device | str | None, Doc("device of the parameters")] = None,
     ) -> LoopModelModule:
         ...
+
+
+def config_class(factory: Callable) -> type:
+    """The config dataclass a loop_model factory takes: the annotation of its `config` parameter, read from
+    a class's __init__, a function, or a callable object's __call__. TypeError, in one line that says what
+    to annotate, when there is none or it does not resolve. A wrapper (functools.wraps) is read through."""
+    factory = inspect.unwrap(factory)
+    if isinstance(factory, type):
+        target = factory.__init__
+    elif inspect.isfunction(factory) or inspect.ismethod(factory):
+        target = factory
+    else:
+        target = type(factory).__call__
+    name = getattr(factory, "__qualname__", type(factory).__qualname__)
+    try:
+        hints = typing.get_type_hints(target)
+    except Exception as exc:  # a forward reference the factory's module cannot resolve
+        raise TypeError(f"loop_model factory {name}: its annotations do not resolve "
+                        f"({type(exc).__name__}: {' '.join(str(exc).split())})") from None
+    if not isinstance(hints.get("config"), type):
+        raise TypeError(f"loop_model factory {name}: annotate its `config` parameter with the config dataclass "
+                        "the gates should build (e.g. `config: MyLoopConfig`; see LoopConfigRecord), "
+                        f"got {hints.get('config', 'no annotation')!r}")
+    return hints["config"]
+
+
+def _factory_problem(factory: Callable) -> str | None:
+    try:
+        config_class(factory)
+    except TypeError as exc:
+        return str(exc)
+    return None
 
 
 MECHANISM = Mechanism(
@@ -144,4 +179,5 @@ MECHANISM = Mechanism(
                "attnres.loop.init.uniform_exponent", "attnres.loop.mhc_dynamic_init_std", "attnres.loop.mhc_streams",
                "attnres.loop.vocab", "hc.eq11", "hc.eq12", "hc.eq13", "hc.eq14", "mhc.init_dynamic",
                "mhc.table5.alpha_init", "mhc.table5.eps", "mhc.table5.tmax"),
+    factory_problem=_factory_problem,
 )

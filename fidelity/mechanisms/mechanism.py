@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Callable, Literal
 
 KINDS = ("function", "module")
 
@@ -21,6 +21,9 @@ class Mechanism:
     module_interface  for "module": the Protocol of the module the factory returns (Param,
                       Submodule, plain attributes, methods); None for "function"
     equations         spec equation ids (e.g. "mhc.eq9") whose gates hold this mechanism
+    factory_problem   optional: what is wrong with a subject's callable or factory for this mechanism that
+                      its signature shows (one sentence), or None; loading the subject reports it, so a
+                      shape the gates cannot use is one line, not an error in every gate instance
     """
 
     name: str
@@ -29,6 +32,7 @@ class Mechanism:
     interface: type
     module_interface: type | None
     equations: tuple[str, ...]
+    factory_problem: Callable[[Callable], str | None] | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

@@ -94,6 +94,18 @@ def undeclared_mechanisms(provided: Iterable[str], known: Mapping[str, Mechanism
     return sorted(set(provided) - set(known))
 
 
+def declaration_problems(provided: Mapping[str, object], known: Mapping[str, Mechanism]) -> list[str]:
+    """What is wrong with a subject's mechanisms (name -> callable or factory) against the declarations, one
+    sentence each: names no declaration knows, and callables whose shape their mechanism refuses."""
+    found = [undeclared_problem(name, known) for name in undeclared_mechanisms(provided, known)]
+    for name, impl in sorted(provided.items()):
+        check = getattr(known.get(name), "factory_problem", None)
+        problem = check(impl) if check is not None else None
+        if problem:
+            found.append(f"mechanism {name!r}: {problem}")
+    return found
+
+
 def undeclared_problem(name: str, known: Mapping[str, Mechanism]) -> str:
     """What to say of a subject that provides `name`, which no known Mechanism declares."""
     return (f"provides mechanism {name!r}, which no declared mechanism names (declared: {', '.join(sorted(known))}); "

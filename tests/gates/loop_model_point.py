@@ -3,9 +3,10 @@
 Shared by the module gates that call one model on tokens (stateless, train/eval): GRAPHS names each
 arm graph by the config fields that select it.
 """
-import typing
 
 import torch
+
+from fidelity.mechanisms.loop_model import config_class
 
 MECH = "loop_model"
 GRAPHS = {
@@ -21,7 +22,7 @@ GRAPHS = {
 def build(subject, device, **config):
     """The subject's loop model for LoopConfig(**config), drawn from generator seed 41."""
     factory = subject.get(MECH)
-    config_type = typing.get_type_hints(factory.__init__)["config"]
+    config_type = config_class(factory)
     return factory(config_type(**config), torch.Generator().manual_seed(41), device=device)
 
 

@@ -10,13 +10,13 @@ sees the whole hidden, so at init the mHC write is ReZero's write at residual_sc
 exactly (H_res - I) x_l (H_post = 2 sigma(0) = 1 exactly, phi = 0). In the paper layout the
 body reads H_pre x = sigma(10) * n * h, a different function at init by construction.
 """
-import typing
 
 import pytest
 import torch
 
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close
 from fidelity.gates.fixture_values import fixture
+from fidelity.mechanisms.loop_model import config_class
 
 DTYPES = [torch.float32, torch.float64]
 DTYPE_IDS = ["f32", "f64"]
@@ -30,7 +30,7 @@ ROUNDING_EPS = 64
 def build(subject, device, dtype, seed=7, **config):
     """ONE loop model from an explicit generator (weights drawn on the CPU, then moved to `device`)."""
     factory = subject.get("loop_model")
-    config_type = typing.get_type_hints(factory.__init__)["config"]
+    config_type = config_class(factory)
     return factory(config_type(**config), torch.Generator().manual_seed(seed), dtype=dtype, device=device)
 
 

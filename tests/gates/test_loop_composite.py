@@ -12,7 +12,6 @@ rounding (T n eps <= 32 eps at T = 8, n = 4) relative to that scale 1; the dista
 a norm of differences of such entries (|lambda2|^8 = 3.3e-5 at n = 4), so its error is
 relative to 1 too, not to its own size.
 """
-import typing
 
 import pytest
 import torch
@@ -20,6 +19,7 @@ import torch
 from fidelity.gates import readings
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close
 from fidelity.gates.fixture_values import fixture
+from fidelity.mechanisms.loop_model import config_class
 
 DTYPES = [torch.float32, torch.float64]
 DTYPE_IDS = ["f32", "f64"]
@@ -53,7 +53,7 @@ def test_composite_h_res_power_t_approaches_uniform_mixing_as_lambda2_power_t(su
         raise ValueError(f"{FX}: the not-unrolled prediction lies {fixture_separation:.3g} tolerances away: weak gate")
 
     factory = subject.get("loop_model")
-    config_type = typing.get_type_hints(factory.__init__)["config"]
+    config_type = config_class(factory)
     d = 8
     model = factory(config_type(arm="mhc", d=d, mhc_streams=n, mhc_layout="sliced"), torch.Generator().manual_seed(3),
                     dtype=dtype, device=device)
@@ -96,7 +96,7 @@ def test_composite_h_res_is_the_matrix_power_of_an_asymmetric_h_res(subject, dev
     Tolerance: 64 eps with floor 1, as above (entries in [0, 1], T matmuls of rounding)."""
     fx = fixture(FX_ASYM)
     factory = subject.get("loop_model")
-    config_type = typing.get_type_hints(factory.__init__)["config"]
+    config_type = config_class(factory)
     model = factory(config_type(arm="mhc", d=6, mhc_streams=3, mhc_layout="sliced"), torch.Generator().manual_seed(3),
                     dtype=dtype, device=device)
     with torch.no_grad():

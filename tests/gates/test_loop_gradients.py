@@ -27,7 +27,6 @@ ZERO gradient (their term is s tanh(H_bar 0) = 0): W is moved off zero by a seed
 The cotangent is a seeded normal draw on every iteration's logits (fidelity.gates.gradient_reach).
 """
 import math
-import typing
 
 import pytest
 import torch
@@ -36,6 +35,7 @@ from torch.nn import functional as F
 from fidelity.gates import readings
 from fidelity.gates.compare import assert_bound
 from fidelity.gates.gradient_reach import assert_gradients_reach
+from fidelity.mechanisms.loop_model import config_class
 
 DTYPES = [torch.float32, torch.float64]
 DTYPE_IDS = ["f32", "f64"]
@@ -65,7 +65,7 @@ def test_every_wired_parameter_gets_a_gradient_and_no_other_does(subject, device
     if not subject.supports("loop_model", backward):
         pytest.skip(f"subject {subject.name} has no {backward!r} backward route for loop_model")
     factory = subject.get("loop_model")
-    config_type = typing.get_type_hints(factory.__init__)["config"]
+    config_type = config_class(factory)
     route = {}
     if backward != "autograd":
         if "sinkhorn_backward" not in getattr(config_type, "__dataclass_fields__", {}):
@@ -123,7 +123,7 @@ def test_every_wired_parameter_of_the_other_arms_gets_a_gradient_and_no_other_do
     got a gradient (must be 0)."""
     overrides, wired_names = SHARED_PLUS[graph]
     factory = subject.get("loop_model")
-    config_type = typing.get_type_hints(factory.__init__)["config"]
+    config_type = config_class(factory)
     config = config_type(**overrides)
     model = factory(config, torch.Generator().manual_seed(5), dtype=dtype, device=device)
     params = dict(model.named_parameters())

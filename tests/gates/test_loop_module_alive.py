@@ -9,7 +9,6 @@ oracle's (fidelity.gates.parameters_alive: >= 1/2; a parameter never read gives 
 One instance per (graph, parameter). A parameter the model rebuilds or overwrites (streams rebuilt from one
 hidden, a coefficient replaced by a constant) is a finding here even when every other gate passes.
 """
-import typing
 
 import pytest
 import torch
@@ -18,6 +17,7 @@ from fidelity.fixtures.loop_modules import VARIANTS
 from fidelity.gates.compare import assert_bound
 from fidelity.gates.fixture_values import fixture
 from fidelity.gates.parameters_alive import assert_moves_output
+from fidelity.mechanisms.loop_model import config_class
 
 FIXTURE = "loop_model.alive"
 CASES = [(graph, name) for graph, (_, wired) in VARIANTS.items() for name in wired]
@@ -42,7 +42,7 @@ def test_each_wired_parameter_moves_the_logits_as_the_oracle_says(subject, devic
     fx = fixture(FIXTURE)
     case = fx["inputs"][graph]
     factory = subject.get("loop_model")
-    config_type = typing.get_type_hints(factory.__init__)["config"]
+    config_type = config_class(factory)
     model = factory(config_type(**_config(fx, graph)), torch.Generator().manual_seed(0), dtype=torch.float64,
                     device=device)
     named = dict(model.named_parameters())

@@ -9,12 +9,12 @@ The boundary of each size guard is a case too: every size at 1 (n = 1 streams in
 configuration and must build; a guard moved to <= 1 would refuse the one-stream arms in silence.
 Reading: 1 when the case has the promised outcome (ValueError, or a model that builds), 0 otherwise.
 """
-import typing
 
 import pytest
 import torch
 
 from fidelity.gates.compare import assert_bound
+from fidelity.mechanisms.loop_model import config_class
 
 REFUSED = {
     "unknown_arm": dict(arm="resnet"),
@@ -42,7 +42,7 @@ CASES = {**{k: (v, "ValueError") for k, v in REFUSED.items()}, **{k: (v, "accept
 
 def config_type(subject):
     factory = subject.get("loop_model")
-    return factory, typing.get_type_hints(factory.__init__)["config"]
+    return factory, config_class(factory)
 
 
 @pytest.mark.gate(equations=["attnres.loop.config", "mhc.layout.sliced"], mechanism="loop_model")

@@ -18,7 +18,6 @@ Tolerance of the logits: T = 3 iterations of a few dozen roundings each (20 Sink
 logits O(1): 256 eps relative with floor 1 (measured, worst arm HC: 11 eps in float64, 15 eps in float32;
 the other arms <= 2 eps).
 """
-import typing
 
 import pytest
 import sympy
@@ -29,6 +28,7 @@ from fidelity.gates.compare import Tolerance, assert_bound, assert_close
 from fidelity.gates.fixture_values import expected, fixture
 from fidelity.mechanisms.docs import as_dict
 from fidelity.mechanisms.loop_model import MECHANISM
+from fidelity.mechanisms.loop_model import config_class
 from fidelity.subjects.subject import NotRun
 
 FIXTURE = "loop_model.defaults"
@@ -46,7 +46,7 @@ FIELD_EQUATIONS = ["attnres.loop.vocab", "attnres.loop.d", "attnres.loop.T", "at
 
 def config_type(subject):
     factory = subject.get("loop_model")
-    return factory, typing.get_type_hints(factory.__init__)["config"]
+    return factory, config_class(factory)
 
 
 def spec_default(field):

@@ -14,12 +14,12 @@ for the mHC graphs, composite_h_res at the tokens' embeddings.
 Tolerance: gradcheck's criterion |analytic - numeric| <= atol + rtol |numeric| with step 1e-6 (central
 differences: truncation ~ step^2 = 1e-12, rounding ~ eps / step = 2e-10 at O(1) logits), atol 1e-8, rtol 1e-6.
 """
-import typing
 
 import pytest
 import torch
 
 from fidelity.gates.jacobians import assert_gradcheck_every_tensor
+from fidelity.mechanisms.loop_model import config_class
 
 FD_STEP, GRAD_ATOL, GRAD_RTOL = 1e-6, 1e-8, 1e-6
 TINY = dict(vocab=3, d=2, T=2, hidden_mult=1, mhc_streams=2, hc_streams=2, mhc_dynamic_init_std=0.5)
@@ -48,7 +48,7 @@ def test_the_loop_backward_matches_central_differences_for_every_parameter(subje
     """Every iteration's logits, two tokens, w.r.t. every parameter of the model (float64). Reading: the
     worst gradcheck ratio over all parameters (<= 1 passes; the message names the parameter)."""
     factory = subject.get("loop_model")
-    config_type = typing.get_type_hints(factory.__init__)["config"]
+    config_type = config_class(factory)
     model = factory(config_type(**TINY, **GRAPHS[graph]), torch.Generator().manual_seed(31), dtype=torch.float64,
                     device=device)
     g = torch.Generator().manual_seed(32)

@@ -20,12 +20,12 @@ stated from the distribution at the size used (n = the number of entries):
 The 6-sd bands are exceeded with probability below 1e-8 at these n (chi^2 skewness sqrt(8/n) <= 0.05).
 """
 import math
-import typing
 
 import pytest
 import torch
 
 from fidelity.gates.compare import assert_bound
+from fidelity.mechanisms.loop_model import config_class
 from fidelity.spec.values import spec_value
 
 BIG = dict(vocab=512, d=64, T=64)
@@ -35,7 +35,7 @@ EQUATIONS = ["attnres.placement_loop", "attnres.loop.config"]
 
 def build(subject, device, **config):
     factory = subject.get("loop_model")
-    config_type = typing.get_type_hints(factory.__init__)["config"]
+    config_type = config_class(factory)
     return factory(config_type(**config), torch.Generator().manual_seed(SEED), device=device)
 
 

@@ -15,7 +15,6 @@ effect at T = 2 is a cancellation no eps-sized bound holds). One instance per (g
 J[r, *p.shape] = d logits_r / d p by the module's backward (every iteration's logits, flattened), element by
 element against the oracle's, relative to max|J| of that parameter.
 """
-import typing
 
 import pytest
 import torch
@@ -24,6 +23,7 @@ from fidelity.gates.compare import Tolerance, assert_close
 from fidelity.gates.fixture_values import fixture
 from fidelity.gates.jacobians import jacobian_of_tensor
 from fidelity.gates.module_parameters import write_parameters
+from fidelity.mechanisms.loop_model import config_class
 
 FIXTURE = "loop_model.module_jacobian"
 CASES = [(graph, key.removeprefix("d_logits_d_")) for graph, group in fixture(FIXTURE)["expected"].items()
@@ -54,7 +54,7 @@ def _model(subject, graph, dtype, device):
     case = fx["inputs"][graph]
     cfg = {k: (float(v["float64"]) if isinstance(v, dict) else v) for k, v in case["config"].items()}
     factory = subject.get("loop_model")
-    config_type = typing.get_type_hints(factory.__init__)["config"]
+    config_type = config_class(factory)
     model = factory(config_type(**cfg), torch.Generator().manual_seed(0), dtype=dtype, device=device)
     values = {k: _tensor(v, dtype, device) for k, v in case["params"].items()}
     return model, write_parameters(model, values, "loop_model")  # NotRun names a parameter the model lacks

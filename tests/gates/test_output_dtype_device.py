@@ -9,13 +9,13 @@ in every dtype the subject declares, so a silent cast is found even where no fix
 A dtype outside the subject's capability is not run (fidelity.gates.within_capability).
 The reading `outputs_checked` counts the floating outputs the contract held.
 """
-import typing
 
 import pytest
 import torch
 
 from fidelity.gates.compare import assert_bound
 from fidelity.gates.tensors import floating_tensors
+from fidelity.mechanisms.loop_model import config_class
 
 DTYPES = [torch.float32, torch.float64]
 DTYPE_IDS = ["f32", "f64"]
@@ -93,7 +93,7 @@ def test_block_attnres_returns_the_dtype_and_device_of_its_embedding(subject, de
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 def test_loop_model_returns_logits_in_the_dtype_and_on_the_device_of_its_parameters(subject, device, dtype, arm):
     factory = subject.get("loop_model")
-    config = typing.get_type_hints(factory.__init__)["config"](arm=arm)
+    config = config_class(factory)(arm=arm)
     model = factory(config, torch.Generator().manual_seed(6), dtype=dtype, device=device)
     tokens = torch.randint(0, config.vocab, (2, 3), generator=torch.Generator().manual_seed(7)).to(device)
     x = _randn(torch.Generator().manual_seed(8), 2, config.d, dtype=dtype, device=device)
