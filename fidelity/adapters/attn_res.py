@@ -207,8 +207,8 @@ SUBJECT = Subject(
         "depth_attention": depth_attend,
         "block_attnres": BlockAttnResAdapter,
     },
-    capabilities={  # the key norm computes in float32 (RMSNormNoWeight calls .float())
-        "depth_attention": _FLOAT32_AUTOGRAD,
+    capabilities={  # the key norm computes in float32 (RMSNormNoWeight calls .float()) and has no gain
+        "depth_attention": Capability(("float32",), ("cpu", "cuda"), ("autograd",), lacks=("gain",)),
         "block_attnres": _FLOAT32_AUTOGRAD,
     },
     unavailable_reason=unavailable(PACKAGE, MAIN),

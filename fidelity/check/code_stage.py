@@ -25,7 +25,7 @@ def _subject_problems() -> list[dict]:
         except SubjectLoadError as exc:
             problems.append({"subject": ref, "where": str(here.config_file), "problem": str(exc)})
             continue
-        for problem in declaration_problems(subject.mechanisms, known):
+        for problem in declaration_problems(subject, known):
             problems.append({"subject": ref, "where": str(here.config_file), "problem": problem})
     return problems
 

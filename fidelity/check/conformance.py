@@ -115,7 +115,7 @@ def _refuse_declaration_problems(ref: str, subject) -> None:
     anything runs."""
     from fidelity.mechanisms.registry import declaration_problems, project_mechanisms
 
-    problems = declaration_problems(subject.mechanisms, project_mechanisms(project.current()))
+    problems = declaration_problems(subject, project_mechanisms(project.current()))
     if problems:
         raise registry.SubjectLoadError(f"subject {subject.name!r} ({ref}) " + "; ".join(problems))
 

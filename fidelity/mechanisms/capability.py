@@ -1,4 +1,4 @@
-"""What a subject can drive for one mechanism: dtypes, devices and gradient routes."""
+"""What a subject can drive for one mechanism: dtypes, devices, gradient routes and the optional inputs it lacks."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,7 +28,11 @@ class Capability:
     dtypes    torch dtype names, e.g. ("float32", "float64")
     devices   device types, e.g. ("cpu", "cuda")
     backward  gradient routes among ROUTES, or ("none",) for a forward-only subject
-    note      one line on a limit the three fields cannot say (e.g. "cpu only under TRITON_INTERPRET=1")
+    lacks     optional inputs of the mechanism's interface the subject does not have, by parameter name
+              (e.g. ("gain",): a key norm with no learned gain). A gate to which the input is incidental
+              calls without it (the interface's None); a gate that holds it is not run, saying so
+              (fidelity.gates.optional_inputs)
+    note      one line on a limit the other fields cannot say (e.g. "cpu only under TRITON_INTERPRET=1")
 
     A name none of these knows (a typo: "float33") is one of `problems`, which loading the subject
     reports, naming it. A gate instance outside the capability is not run; inside it, a subject
@@ -41,9 +45,10 @@ class Capability:
     devices: tuple[str, ...]
     backward: tuple[str, ...]
     note: str = ""
+    lacks: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("dtypes", "devices", "backward"):
+        for name in ("dtypes", "devices", "backward", "lacks"):
             if isinstance(getattr(self, name), list):  # a list given for a tuple: `problems` judges the rest
                 object.__setattr__(self, name, tuple(getattr(self, name)))
 
@@ -70,6 +75,8 @@ class Capability:
                     raise ValueError
             except (RuntimeError, ValueError, TypeError):
                 found.append(f"Capability.devices: {name!r} is not a device type (e.g. 'cpu', 'cuda')")
+        if not isinstance(self.lacks, tuple) or not all(isinstance(n, str) and n.isidentifier() for n in self.lacks):
+            found.append(f"Capability.lacks must be a tuple of parameter names (e.g. ('gain',)), got {self.lacks!r}")
         if self.backward != FORWARD_ONLY:
             unknown = [r for r in self.backward if r not in ROUTES]
             if unknown:

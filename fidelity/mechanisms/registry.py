@@ -12,6 +12,7 @@ override.
 """
 from __future__ import annotations
 
+import inspect
 from importlib.metadata import entry_points
 from typing import Iterable, Mapping, Sequence
 
@@ -94,16 +95,30 @@ def undeclared_mechanisms(provided: Iterable[str], known: Mapping[str, Mechanism
     return sorted(set(provided) - set(known))
 
 
-def declaration_problems(provided: Mapping[str, object], known: Mapping[str, Mechanism]) -> list[str]:
-    """What is wrong with a subject's mechanisms (name -> callable or factory) against the declarations, one
-    sentence each: names no declaration knows, and callables whose shape their mechanism refuses."""
-    found = [undeclared_problem(name, known) for name in undeclared_mechanisms(provided, known)]
-    for name, impl in sorted(provided.items()):
-        check = getattr(known.get(name), "factory_problem", None)
-        problem = check(impl) if check is not None else None
+def declaration_problems(subject, known: Mapping[str, Mechanism]) -> list[str]:
+    """What is wrong with a subject's mechanisms against their declarations, one sentence each: names no
+    declaration knows, callables whose shape their mechanism refuses, and a capability that says the
+    subject lacks an input the mechanism's interface does not take as optional."""
+    found = [undeclared_problem(name, known) for name in undeclared_mechanisms(subject.mechanisms, known)]
+    for name, impl in sorted(subject.mechanisms.items()):
+        mechanism = known.get(name)
+        if mechanism is None:
+            continue
+        problem = mechanism.factory_problem(impl) if mechanism.factory_problem is not None else None
         if problem:
             found.append(f"mechanism {name!r}: {problem}")
+        optional = _optional_parameters(mechanism.interface)
+        for lacked in getattr(subject.capabilities.get(name), "lacks", ()):
+            if lacked not in optional:
+                found.append(f"mechanism {name!r}: Capability.lacks names {lacked!r}, which is not an optional "
+                             f"input of its interface (optional: {', '.join(sorted(optional)) or 'none'})")
     return found
+
+
+def _optional_parameters(interface: type) -> set[str]:
+    """The parameters of the interface's __call__ that have a default (those a gate may leave out)."""
+    return {p.name for p in inspect.signature(interface.__call__).parameters.values()
+            if p.default is not inspect.Parameter.empty}
 
 
 def undeclared_problem(name: str, known: Mapping[str, Mechanism]) -> str:

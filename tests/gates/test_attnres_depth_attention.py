@@ -19,6 +19,7 @@ from fidelity.gates import readings
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close, assert_predictions_separated, separation
 from fidelity.gates.fixture_values import fixture, value
 from fidelity.gates.gradient_reach import assert_gradients_reach
+from fidelity.gates.optional_inputs import optional_input, require_input
 from fidelity.gates.routes import routed
 from fidelity.mechanisms.depth_attention import SCORE_CONVENTIONS
 
@@ -176,7 +177,8 @@ def test_each_position_has_one_softmax_over_its_sources(subject, device, dtype, 
     """Fig. 2: one softmax over the source axis (dim 0), independently at every position.
     The general case's 4 sources are laid out at 2 x 3 positions [L, 2, 3, d], each position
     holding them in a different order: alpha must follow its sources, h must not move.
-    (A softmax over any other axis is invisible on an un-batched [L, d] input.)
+    (A softmax over any other axis is invisible on an un-batched [L, d] input.) The gain is
+    incidental here: a subject without one is called without it, against the oracle's unit-gain values.
     """
     fn = _route(subject, backward, gradient=False)
     fx = "attnres.general"
@@ -184,10 +186,11 @@ def test_each_position_has_one_softmax_over_its_sources(subject, device, dtype, 
     L = base.shape[0]
     perms = [[0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2], [2, 0, 3, 1], [1, 0, 3, 2], [3, 0, 1, 2]]
     sources = torch.stack([base[p] for p in perms], dim=1).reshape(L, 2, 3, -1)
-    h, alpha = fn(sources, value(fx, "query", dtype, device), convention=convention, eps=_eps(fx),
-                  gain=value(fx, "gain", dtype, device))
-    a = _expected(fx, convention, "alpha", dtype=dtype, device=device)
-    hh = _expected(fx, convention, "h", dtype=dtype, device=device)
+    gain = optional_input(subject, MECH, "gain", value(fx, "gain", dtype, device))
+    h, alpha = fn(sources, value(fx, "query", dtype, device), convention=convention, eps=_eps(fx), gain=gain)
+    case = (convention,) if gain is not None else ("unit_gain", convention)
+    a = _expected(fx, *case, "alpha", dtype=dtype, device=device)
+    hh = _expected(fx, *case, "h", dtype=dtype, device=device)
     want_alpha = torch.stack([a[p] for p in perms], dim=1).reshape(L, 2, 3)
     _close(alpha, want_alpha, FORWARD_TOL, what="alpha per position (a softmax over the sources only)", name="alpha")
     _close(h, hh.expand(2, 3, -1), _scaled(FORWARD_TOL, hh), what="h per position (order of sources is immaterial)",
@@ -198,6 +201,7 @@ def test_each_position_has_one_softmax_over_its_sources(subject, device, dtype, 
 
 
 def _general_case(subject, backward, convention, dtype, device, *, gradient):
+    require_input(subject, MECH, "gain")  # the case holds the gain (attnres.rmsnorm_gain)
     fn = _route(subject, backward, gradient=gradient)
     fx = "attnres.general"
     sources = value(fx, "sources", dtype, device).requires_grad_(True)
@@ -260,6 +264,7 @@ def test_manual_backward_equals_autograd_of_the_same_forward(subject, device, dt
     for route in ("autograd", "manual"):
         if not subject.supports(MECH, route):
             pytest.skip(f"subject {subject.name} has no {route!r} backward for {MECH}: nothing to compare")
+    require_input(subject, MECH, "gain")  # dg is one of the three compared
     fn = subject.get(MECH)
     case = _random_case(dtype, device)
     grads = {}
@@ -306,6 +311,7 @@ def test_gradients_pass_gradcheck_in_float64_for_every_convention(subject, devic
     (h, alpha) through the chosen backward against central differences (the reading, relative
     to the Jacobian's scale), then torch.autograd.gradcheck's own verdict (fast mode) on the same inputs.
     """
+    require_input(subject, MECH, "gain")  # the gain is one of the inputs differentiated
     fn = _route(subject, backward, gradient=True)
     case = _random_case(torch.float64, device)
     inputs = [case[k] for k in ("sources", "query", "gain")]
@@ -335,6 +341,7 @@ def test_sources_query_and_gain_all_receive_a_gradient(subject, device, dtype, b
     with a non-zero gradient (a detached gain, query or key path reads exactly zero). Reading: the
     number of the three that get none.
     """
+    require_input(subject, MECH, "gain")  # the gain is one of the three it must reach
     fn = _route(subject, backward, gradient=True)
     case = _random_case(dtype, device)
     leaves = {k: case[k].clone().requires_grad_(True) for k in ("sources", "query", "gain")}

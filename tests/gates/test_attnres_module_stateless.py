@@ -20,6 +20,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from fidelity.gates.optional_inputs import optional_input
 from fidelity.gates.routes import require_gradient, routed
 from fidelity.gates.statelessness import assert_stateless
 from fidelity.mechanisms.depth_attention import SCORE_CONVENTIONS
@@ -46,8 +47,9 @@ def _seeded(*shape, g):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("backward", ROUTES)
 def test_depth_attention_gives_the_same_bits_on_every_call(subject, device, backward, dtype, with_backward):
-    """The same depth-attention call (paper convention, a gain, eps 1e-6) on inputs A, B, A: h, alpha (and
-    the gradients for sources, query and gain) of both A calls identical, bit for bit, and no state changed."""
+    """The same depth-attention call (paper convention, a gain unless the subject lacks one, eps 1e-6) on inputs
+    A, B, A: h, alpha (and the gradients for sources, query and gain) of both A calls identical, bit for bit,
+    and no state changed."""
     fn = routed(subject, "depth_attention", backward, gradient=with_backward)
 
     def call_on(seed):
@@ -59,7 +61,8 @@ def test_depth_attention_gives_the_same_bits_on_every_call(subject, device, back
 
         def call():
             with torch.enable_grad():
-                h, alpha = fn(leaves[0], leaves[1], convention=SCORE_CONVENTIONS[0], eps=1e-6, gain=leaves[2])
+                h, alpha = fn(leaves[0], leaves[1], convention=SCORE_CONVENTIONS[0], eps=1e-6,
+                              gain=optional_input(subject, "depth_attention", "gain", leaves[2]))
                 if not with_backward:
                     return {"h": h, "alpha": alpha}
                 grads = torch.autograd.grad((h * dh).sum() + (alpha * dalpha).sum(), leaves, allow_unused=True)

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from fidelity.gates.compare import assert_bound
+from fidelity.gates.optional_inputs import optional_input
 from fidelity.gates.tensors import floating_tensors
 from fidelity.mechanisms.loop_model import config_class
 
@@ -51,7 +52,7 @@ def test_sinkhorn_returns_the_dtype_and_device_of_its_logits(subject, device, dt
 def test_depth_attention_returns_the_dtype_and_device_of_its_sources(subject, device, dtype):
     g = torch.Generator().manual_seed(2)
     sources, query = _randn(g, 3, 2, 4, dtype=dtype, device=device), _randn(g, 4, dtype=dtype, device=device)
-    gain = _randn(g, 4, dtype=dtype, device=device)
+    gain = optional_input(subject, "depth_attention", "gain", _randn(g, 4, dtype=dtype, device=device))
     attend = subject.get("depth_attention")
     _held([attend(sources, query, gain=gain, backward=route) for route in _routes(subject, "depth_attention")
            if route != "none"] or [attend(sources, query)])

@@ -358,6 +358,9 @@ def test_a_subject_must_declare_a_capability_per_mechanism():
     (dict(dtypes=("float32",), devices=("cpu",), backward=("autograd", "none")), "unknown routes"),
     (dict(dtypes="float32", devices=("cpu",), backward=("autograd",)), "non-empty tuple"),
     (dict(dtypes=("float32",), devices=("cpu",), backward=()), "non-empty tuple"),
+    (dict(dtypes=("float32",), devices=("cpu",), backward=("autograd",), lacks="gain"), "tuple of parameter names"),
+    (dict(dtypes=("float32",), devices=("cpu",), backward=("autograd",), lacks=("learned gain",)),
+     "tuple of parameter names"),
 ])
 def test_a_capability_names_each_unknown_name_among_its_problems(kwargs, match):
     [problem] = Capability(**kwargs).problems
