@@ -22,10 +22,11 @@ FORWARD_INSTANCE = "autograd"
 """The route instance of a forward gate in which a forward-only subject's one forward runs."""
 
 
-def routed(subject, mechanism: str, backward: str, *, gradient: bool) -> Callable:
+def routed(subject, mechanism: str, backward: str, *, gradient: bool, keyword: str = "backward") -> Callable:
     """`subject`'s `mechanism`, called with `backward=` bound (without it for a forward-only subject).
 
     gradient  whether the gate takes a gradient through the call (a forward-only subject has none)
+    keyword   the name the interface gives the route (mhc_residual's factory: "sinkhorn_backward")
 
     Skips the instance, with the reason, where the subject cannot drive it.
     """
@@ -33,7 +34,7 @@ def routed(subject, mechanism: str, backward: str, *, gradient: bool) -> Callabl
     if not is_forward_only(subject, mechanism):
         if backward not in subject.capabilities[mechanism].routes:
             pytest.skip(f"subject {subject.name} has no {backward!r} backward route for {mechanism}")
-        return functools.partial(fn, backward=backward)
+        return functools.partial(fn, **{keyword: backward})
     if gradient:
         require_gradient(subject, mechanism)
     if backward != FORWARD_INSTANCE:

@@ -3,7 +3,8 @@ under torch.no_grad() (no gradient leaves them, as from a package that computes 
 inference kernel), declared Capability(backward=("none",)) as the README says.
 
 EVERY provides all five mechanisms (one package, one `check --subject` run): every forward gate of each
-should run and pass, no gradient gate should run, and each instance left out should say why. NEVER_RESET
+should run and pass, no gradient gate should run, and each instance left out should say why. Its
+mhc_residual constructor takes no `sinkhorn_backward=` (no Sinkhorn backward, so no route to name). NEVER_RESET
 is mhc_residual with a call counter it never resets: state between calls, which the statelessness gate's
 forward instances must label.
 """
@@ -27,6 +28,19 @@ def _forward_only(module_class: type) -> type:
     return ForwardOnly
 
 
+def _without_a_route_keyword(module_class: type) -> type:
+    """`module_class`, whose constructor takes no `sinkhorn_backward=`, as a package with no Sinkhorn
+    backward has none: the gates must not ask it for a route."""
+    class NoRoute(module_class):
+        def __init__(self, *args, **kwargs):
+            if "sinkhorn_backward" in kwargs:
+                raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument 'sinkhorn_backward'")
+            super().__init__(*args, **kwargs)
+
+    NoRoute.__name__ = NoRoute.__qualname__ = module_class.__name__
+    return NoRoute
+
+
 def _counting(module_class: type) -> type:
     """`module_class`, counting its calls in an attribute it never resets."""
     class Counting(module_class):
@@ -45,8 +59,12 @@ FACTORIES = {"hyper_connection": "HyperConnection", "mhc_residual": "MhcResidual
 def _subject(name: str, factories: dict[str, str], *, wrap=lambda cls: cls) -> Subject:
     import fidelity.impl.torch as reference
 
+    def built(mechanism: str, factory: str) -> type:
+        module_class = _forward_only(wrap(getattr(reference, factory)))
+        return _without_a_route_keyword(module_class) if mechanism == "mhc_residual" else module_class
+
     return Subject(name=name, description=f"{', '.join(factories.values())} with their forward under no_grad",
-                   mechanisms={m: _forward_only(wrap(getattr(reference, f))) for m, f in factories.items()},
+                   mechanisms={m: built(m, f) for m, f in factories.items()},
                    capabilities={m: FORWARD_ONLY for m in factories}, unavailable_reason=lambda: None,
                    modules={m: ("fidelity.impl.torch",) for m in factories})
 
