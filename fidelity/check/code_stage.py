@@ -1,7 +1,8 @@
 """check stage: every spec code location (module:qualname) imports, and every
 implemented or deviating equation names at least one; every subject the project
 configures loads, and provides only mechanisms that are declared (a mechanism no
-declaration names has no documented interface, and no gate asks for it)."""
+declaration names has no documented interface, and no gate asks for it), each in a shape its
+declaration takes (mechanisms.registry.declaration_problems)."""
 from __future__ import annotations
 
 from fidelity import references
