@@ -120,6 +120,28 @@ def test_the_units_are_tallied_done_running_and_queued_as_they_move():
     assert said[-1]["event"] == "units" and (said[-1]["done"], said[-1]["running"], said[-1]["queued"]) == (2, 0, 0)
 
 
+def test_a_busy_run_is_said_with_every_worker_running_not_in_the_gap_between_two_units():
+    """Two workers, four units: a unit done while others wait is followed at once by its worker's next
+    start; the line is said then, so it shows the two running, never the one left in the gap."""
+    said: list[dict] = []
+    clock = iter([0.0, 0.0, 0.0, 0.0, 0.1, 0.1, 5.0, 5.0, 9.0, 9.0, 9.1]).__next__
+    tally = UnitTally(said.append, "local", every_s=2.0, clock=clock)
+    for _ in range(4):
+        tally.queue()   # t=0: the first line; the rest too soon
+    tally.start()       # t=0.1: too soon
+    tally.start()       # t=0.1: too soon
+    tally.finish()      # t=5: a worker freed with two queued: in the gap, not said
+    tally.start()       # t=5: its next unit: said
+    tally.finish()      # t=9: in the gap again
+    tally.start()       # t=9: its next unit, 4 s after the last line: said
+    tally.finish()      # t=9.1: nothing queued, two still running: too soon
+    assert [e["message"] for e in said] == [
+        "units on the local executor: 0 done, 0 running, 1 queued",
+        "units on the local executor: 1 done, 2 running, 1 queued",
+        "units on the local executor: 2 done, 2 running, 0 queued",
+    ]
+
+
 def test_a_unit_given_up_while_queued_is_done_without_having_run():
     said: list[dict] = []
     tally = UnitTally(said.append, "ray", every_s=0.0)
