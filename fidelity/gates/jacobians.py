@@ -71,15 +71,21 @@ def jacobian_of_tensor(forward: Callable[[], object], t: torch.Tensor) -> torch.
 
     One backward per output element: for the small modules gates build, not for kernels (there,
     jacobian_by_backward batches). A detached path gives zero, which central differences refute."""
+    return jacobians_of_tensors(forward, {"t": t})["t"]
+
+
+def jacobians_of_tensors(forward: Callable[[], object], tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """jacobian_of_tensor for every leaf in `tensors` from ONE forward and one backward per output element
+    (each backward asks for all the leaves at once: the graph is walked once, not once per leaf)."""
     out = _flat_output(forward)
-    rows = []
+    leaves = list(tensors.values())
+    rows: list[list[torch.Tensor]] = [[] for _ in leaves]
     for k in range(out.numel()):
-        if not out.requires_grad:
-            rows.append(torch.zeros_like(t))
-            continue
-        (grad,) = torch.autograd.grad(out[k], t, retain_graph=True, allow_unused=True)
-        rows.append(torch.zeros_like(t) if grad is None else grad)
-    return torch.stack(rows).detach()
+        grads = (torch.autograd.grad(out[k], leaves, retain_graph=True, allow_unused=True) if out.requires_grad
+                 else (None,) * len(leaves))
+        for i, (t, grad) in enumerate(zip(leaves, grads)):
+            rows[i].append(torch.zeros_like(t) if grad is None else grad)
+    return {name: torch.stack(r).detach() for name, r in zip(tensors, rows)}
 
 
 def central_differences_of_tensor(forward: Callable[[], object], t: torch.Tensor, step: float) -> torch.Tensor:
@@ -103,8 +109,9 @@ def assert_gradcheck_every_tensor(forward: Callable[[], object], tensors: dict[s
     """gradcheck's criterion for the input and every parameter in `tensors`; the reading is the worst ratio of all,
     and the message names the tensor it came from."""
     worst_name, worst = None, 0.0
+    analytic = jacobians_of_tensors(forward, tensors)
     for name, t in tensors.items():
-        a = jacobian_of_tensor(forward, t).double().cpu()
+        a = analytic[name].double().cpu()
         n = central_differences_of_tensor(forward, t, step).double().cpu()
         ratio = (a - n).abs() / (atol + rtol * n.abs())
         ratio = torch.where(torch.isfinite(a), ratio, torch.full_like(ratio, float("inf")))
