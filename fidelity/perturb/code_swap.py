@@ -13,7 +13,8 @@ mutant, which calls `swap_in` to turn the imported module into the mutant in pla
   functions are followed through `__wrapped__`, staticmethod/classmethod/property through
   their functions;
 - a class keeps its identity (isinstance still holds) and gets the same treatment for each
-  attribute of its body.
+  attribute of its body; a method that calls super() holds its class in a closure cell
+  (`__class__`), which pairs with the class already being paired, and keeps the old class.
 
 Anything this cannot make identical to a fresh import raises SwapImpossible, and the caller
 runs that mutant the ordinary way (a fresh child with the import hook): a module-level value
@@ -48,12 +49,12 @@ def swap_in(module: types.ModuleType, path: str, source: str) -> None:
     extra = sorted(n for n in set(new) ^ set(old) if not _machinery(n))
     if extra:
         raise SwapImpossible(f"names only one side has: {extra[:5]}")
-    plan: list[tuple[Any, Any]] = []  # (old function, new function): nothing is changed until all pair
+    plan = _Plan()  # (old function, new function): nothing is changed until all pair
     for name, value in new.items():
         if _machinery(name):
             continue
         _pair(old[name], value, f"{module.__name__}.{name}", module.__name__, plan)
-    for old_fn, new_fn in plan:
+    for old_fn, new_fn in plan.swaps:
         old_fn.__code__ = new_fn.__code__
         old_fn.__defaults__ = new_fn.__defaults__
         old_fn.__kwdefaults__ = new_fn.__kwdefaults__
@@ -68,7 +69,19 @@ def _machinery(name: str) -> bool:
     return name.startswith("@") or (name.startswith("__") and name.endswith("__"))
 
 
-def _pair(old: Any, new: Any, where: str, module_name: str, plan: list, depth: int = 0) -> None:
+class _Plan:
+    """The function pairs to swap, and the class pairs already paired or being paired (a method's
+    `__class__` cell leads back to its own class: met again, that pair is not walked twice)."""
+
+    def __init__(self) -> None:
+        self.swaps: list[tuple[Any, Any]] = []
+        self.classes: set[tuple[int, int]] = set()
+
+    def append(self, pair: tuple[Any, Any]) -> None:
+        self.swaps.append(pair)
+
+
+def _pair(old: Any, new: Any, where: str, module_name: str, plan: _Plan, depth: int = 0) -> None:
     if old is new:
         return
     if depth > 8:
@@ -89,7 +102,9 @@ def _pair(old: Any, new: Any, where: str, module_name: str, plan: list, depth: i
             if old is not new:  # a class imported from elsewhere is the same object on both sides
                 raise SwapImpossible(f"{where}: two different classes")
             return
-        _pair_class(old, new, where, module_name, plan, depth)
+        if (id(old), id(new)) not in plan.classes:
+            plan.classes.add((id(old), id(new)))
+            _pair_class(old, new, where, module_name, plan, depth)
     elif isinstance(old, dict) and type(old) is type(new):  # a table of the module's functions
         if list(old) != list(new) or not all(isinstance(k, _IMMUTABLE) for k in old):
             raise SwapImpossible(f"{where}: other keys")
@@ -125,7 +140,7 @@ def _pair_function(old, new, where, module_name, plan, depth) -> None:
     plan.append((old, new))
 
 
-def _pair_class(old: type, new: type, where: str, module_name: str, plan: list, depth: int) -> None:
+def _pair_class(old: type, new: type, where: str, module_name: str, plan: _Plan, depth: int) -> None:
     if [b.__qualname__ for b in old.__mro__] != [b.__qualname__ for b in new.__mro__]:
         raise SwapImpossible(f"{where}: other base classes")
     a, b = dict(vars(old)), dict(vars(new))

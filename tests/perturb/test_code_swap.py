@@ -58,6 +58,15 @@ ORIGINAL = textwrap.dedent('''
             return 2.0 * x * g
 
 
+    class Shifted(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.shift = 1.0
+
+        def forward(self, x):
+            return x + self.shift
+
+
     TABLE = {"double": double}
 ''')
 
@@ -111,6 +120,16 @@ def test_a_staticmethod_in_a_class_is_swapped(module):
     mod, path = module
     swap_in(mod, path, ORIGINAL.replace("return 1.0\n", "return -1.0\n"))
     assert mod.Scaler.offset() == -1.0
+
+
+def test_a_class_whose_methods_call_super_is_swapped_and_keeps_its_identity(module):
+    """super() puts the class in each method's __class__ cell, which leads back to the class being paired."""
+    mod, path = module
+    before = mod.Shifted
+    swap_in(mod, path, ORIGINAL.replace("self.shift = 1.0", "self.shift = -1.0"))
+    shifted = mod.Shifted()
+    assert mod.Shifted is before and isinstance(shifted, torch.nn.Module)
+    assert shifted(torch.zeros(1))[0] == -1.0
 
 
 @pytest.mark.parametrize("patched, says", [
