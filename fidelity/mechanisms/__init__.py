@@ -7,7 +7,7 @@
 - introspect.py   the Protocols read into JSON-able dicts; docs.py renders them for the terminal
 - registry.py     the known mechanisms: built-ins, entry points (`fidelity.mechanisms`), references
 - depth_attention.py, sinkhorn.py, block_attnres.py, mhc_residual.py, hyper_connection.py,
-  loop_model.py, mhc_stack.py: the built-in declarations, each exposing MECHANISM
+  loop_model.py, mhc_stack.py, hc_stack.py: the built-in declarations, each exposing MECHANISM
 
 `fidelity show mechanism:NAME` prints one mechanism's documentation; `fidelity list mechanisms` lists them.
 """

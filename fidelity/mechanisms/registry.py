@@ -23,7 +23,7 @@ from .mechanism import Mechanism
 BUILTIN: tuple[str, ...] = tuple(
     f"fidelity.mechanisms.{name}:MECHANISM"
     for name in ("depth_attention", "sinkhorn", "block_attnres", "mhc_residual", "hyper_connection", "loop_model",
-                 "mhc_stack")
+                 "mhc_stack", "hc_stack")
 )
 ENTRY_POINT_GROUP = "fidelity.mechanisms"
 

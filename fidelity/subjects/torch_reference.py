@@ -1,8 +1,8 @@
 """The PyTorch reference subject: fidelity.impl.torch behind the interfaces of fidelity.mechanisms."""
 from __future__ import annotations
 
-from fidelity.impl.torch import (BlockAttnRes, HyperConnection, LoopModel, MhcResidual, MhcStack, depth_attend,
-                                  sinkhorn)
+from fidelity.impl.torch import (BlockAttnRes, HcStack, HyperConnection, LoopModel, MhcResidual, MhcStack,
+                                  depth_attend, sinkhorn)
 
 from .subject import Capability, Subject
 
@@ -33,6 +33,7 @@ SUBJECT = Subject(
         "hyper_connection": HyperConnection,
         "loop_model": LoopModel,
         "mhc_stack": MhcStack,
+        "hc_stack": HcStack,
     },
     capabilities={
         "depth_attention": _BOTH_ROUTES,
@@ -46,6 +47,7 @@ SUBJECT = Subject(
         "hyper_connection": _AUTOGRAD,
         "loop_model": _AUTOGRAD,
         "mhc_stack": _AUTOGRAD,
+        "hc_stack": _AUTOGRAD,
     },
     unavailable_reason=available,
     modules={
@@ -57,5 +59,6 @@ SUBJECT = Subject(
         "loop_model": (f"{_PKG}.loop_model", f"{_PKG}.mhc", f"{_PKG}.sinkhorn", f"{_PKG}.rmsnorm",
                        f"{_PKG}.depth_attention", f"{_PKG}.hyper_connections"),
         "mhc_stack": (f"{_PKG}.mhc_stack", f"{_PKG}.mhc", f"{_PKG}.sinkhorn", f"{_PKG}.rmsnorm"),
+        "hc_stack": (f"{_PKG}.hc_stack", f"{_PKG}.hyper_connections"),
     },
 )

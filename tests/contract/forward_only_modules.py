@@ -2,7 +2,7 @@
 under torch.no_grad() (no gradient leaves them, as from a package that computes in NumPy or ships an
 inference kernel), declared Capability(backward=("none",)) as the README says.
 
-EVERY provides all five mechanisms (one package, one `check --subject` run): every forward gate of each
+EVERY provides every module mechanism (one package, one `check --subject` run): every forward gate of each
 should run and pass, no gradient gate should run, and each instance left out should say why. Its
 mhc_residual constructor takes no `sinkhorn_backward=` (no Sinkhorn backward, so no route to name). NEVER_RESET
 is mhc_residual with a call counter it never resets: state between calls, which the statelessness gate's
@@ -53,7 +53,7 @@ def _counting(module_class: type) -> type:
 
 
 FACTORIES = {"hyper_connection": "HyperConnection", "mhc_residual": "MhcResidual", "block_attnres": "BlockAttnRes",
-             "loop_model": "LoopModel", "mhc_stack": "MhcStack"}
+             "loop_model": "LoopModel", "mhc_stack": "MhcStack", "hc_stack": "HcStack"}
 
 
 def _subject(name: str, factories: dict[str, str], *, wrap=lambda cls: cls) -> Subject:

@@ -13,7 +13,8 @@ from subject_check import reports_of
 REASON = "subject forward-only-modules is forward-only for {} (backward=('none',)): a gate that takes a gradient does not apply"
 STATELESS = {"mhc_residual": "tests/gates/test_mhc_module_stateless.py::test_one_module_called_after_another_input_gives_the_same_bits",
              "block_attnres": "tests/gates/test_attnres_module_stateless.py::test_one_block_module_reused_gives_the_same_bits_on_every_call",
-             "mhc_stack": "tests/gates/test_mhc_stack.py::test_one_stack_called_after_another_hidden_gives_the_same_bits"}
+             "mhc_stack": "tests/gates/test_mhc_stack.py::test_one_stack_called_after_another_hidden_gives_the_same_bits",
+             "hc_stack": "tests/gates/test_hc_stack.py::test_one_stack_called_after_another_hidden_gives_the_same_bits"}
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +31,13 @@ def test_no_instance_of_any_module_mechanism_has_a_finding_or_an_error(runs):
     conformance = runs["EVERY"]["conformance"]
     assert conformance["failing_instances"] == {"findings": 0, "errors": 0}, "\n".join(
         line for e in conformance["equations"] for line in text_lines(e))
+
+
+def test_the_forward_only_package_provides_every_built_in_module_mechanism():
+    from fidelity.mechanisms.registry import BUILTIN, load_mechanism
+
+    modules = {m.name for m in map(load_mechanism, BUILTIN) if m.kind == "module"}
+    assert set(FACTORIES) == modules
 
 
 @pytest.mark.parametrize("mechanism", FACTORIES)

@@ -386,9 +386,9 @@ def test_list_mechanisms_has_one_row_per_mechanism(capsys, monkeypatch):
     assert rows[1] == {"name": "sinkhorn", "kind": "function", "equations": list(BUILTIN["sinkhorn"].equations),
                        "summary": BUILTIN["sinkhorn"].summary}
     code, out, _ = _cli(capsys, monkeypatch, "list", "mechanisms", "--paper", "hc", "--json")
-    assert code == 0 and [r["name"] for r in json.loads(out)] == ["hyper_connection", "loop_model"]
+    assert code == 0 and [r["name"] for r in json.loads(out)] == ["hyper_connection", "loop_model", "hc_stack"]
     code, out, _ = _cli(capsys, monkeypatch, "list", "mechanisms")
-    assert code == 0 and "7 mechanisms" in out
+    assert code == 0 and "8 mechanisms" in out
     assert all(any(line.startswith(f"{name} ") for line in out.splitlines()) for name in BUILTIN)
 
 

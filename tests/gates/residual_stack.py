@@ -1,0 +1,138 @@
+"""What the hidden-in, hidden-out stack gates build and hold, for any such mechanism (mhc_stack, hc_stack).
+
+A stack is built by its factory as shipped, factory(D, bodies, dtype=, device=), around L = 2 layer bodies the
+gate makes (its own: a seeded tanh MLP D -> 2D -> D, the same for every subject and mechanism), and called on a
+seeded hidden h of two tokens. What these checks hold does not depend on the streams inside:
+
+- backward_is_the_derivative: float64 backward against central differences, for h and every parameter of the
+  stack (named_parameters() less the bodies'): a skip path detached from the graph still adds h to the output,
+  so its derivative is there and the backward's is not;
+- gradients_reach: h and every parameter of the stack get a non-zero gradient; one no output depends on is
+  named as dead;
+- stateless: one stack called on h, on another hidden, on h again gives the same bits (and gradients) and
+  leaves its state, the implementation's modules and the global RNGs as after the first call;
+- refusals: no body, or a width below 1, is a ValueError at construction; width 1 builds and runs;
+- default_dtype: built with no dtype, every parameter of the stack is float32.
+
+The first two move every parameter of the stack to a seeded point in [-1, 1] first (written through
+named_parameters(), so any package's names do): at an init, zero dynamic weights make some gradients
+legitimately zero (mHC's phi, HC's W), and mHC's b_res = 10 I makes its Sinkhorn stiff for central differences.
+The stateless check holds the stack at its init as shipped.
+"""
+from __future__ import annotations
+
+import torch
+
+from fidelity.gates import readings
+from fidelity.gates.gradient_reach import assert_gradients_reach
+from fidelity.gates.jacobians import assert_gradcheck_every_tensor
+from fidelity.gates.routes import require_gradient
+from fidelity.gates.statelessness import assert_stateless
+
+D, LAYERS, TOKENS = 3, 2, 2
+SEED = 8801
+# float64 central differences at h = 1e-6 of smooth maps, gradcheck's criterion atol + rtol |numeric|
+# (truncation ~1e-12, rounding ~2e-10); a detached skip path leaves O(1) entries out
+FD_STEP, FD_ATOL, FD_RTOL = 1e-6, 1e-8, 1e-6
+
+
+def bodies(dtype, device) -> list[torch.nn.Module]:
+    """The gate's own layer bodies: tanh MLPs D -> 2D -> D with seeded weights."""
+    g = torch.Generator().manual_seed(SEED)
+    made = []
+    for _ in range(LAYERS):
+        body = torch.nn.Sequential(torch.nn.Linear(D, 2 * D), torch.nn.Tanh(), torch.nn.Linear(2 * D, D))
+        with torch.no_grad():
+            for p in body.parameters():
+                p.copy_(torch.rand(p.shape, generator=g, dtype=torch.float64) * 2 - 1)
+        made.append(body.to(dtype=dtype, device=device))
+    return made
+
+
+def hidden(seed, dtype, device) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(TOKENS, D, generator=g, dtype=torch.float64).to(dtype=dtype, device=device)
+
+
+def built(subject, mech, dtype, device, layer_bodies=None):
+    """(stack as its factory builds it, the bodies, the stack's own parameters by name); dtype None: not passed."""
+    layer_bodies = bodies(dtype or torch.float32, device) if layer_bodies is None else layer_bodies
+    dtype_kw = {} if dtype is None else {"dtype": dtype}
+    stack = subject.get(mech)(D, layer_bodies, **dtype_kw, device=device)
+    of_bodies = {id(p) for body in layer_bodies for p in body.parameters()}
+    own = {name: p for name, p in stack.named_parameters() if id(p) not in of_bodies}
+    return stack, layer_bodies, own
+
+
+def _at_seeded_point(subject, mech, device):
+    """A float64 stack whose own parameters are moved to seeded values in [-1, 1], and h requiring a gradient."""
+    stack, _, own = built(subject, mech, torch.float64, device)
+    g = torch.Generator().manual_seed(SEED + 1)
+    with torch.no_grad():
+        for p in own.values():
+            p.copy_((torch.rand(p.shape, generator=g, dtype=torch.float64) * 2 - 1).to(p))
+    return stack, hidden(SEED + 2, torch.float64, device).requires_grad_(True), own
+
+
+def backward_is_the_derivative(subject, mech, device) -> None:
+    stack, h, own = _at_seeded_point(subject, mech, device)
+    assert_gradcheck_every_tensor(lambda: stack(h), {"h": h, **own}, step=FD_STEP, atol=FD_ATOL, rtol=FD_RTOL,
+                                  what="d stack(h) / d (h, every parameter of the stack), float64")
+
+
+def gradients_reach(subject, mech, device) -> None:
+    stack, h, own = _at_seeded_point(subject, mech, device)
+    assert_gradients_reach(lambda: stack(h), {"h": h, **own},
+                           what="d stack(h) / d (h, every parameter of the stack); each one named here is dead")
+
+
+def stateless(subject, mech, device, with_backward: bool) -> None:
+    """stack(h) on h, on another hidden, on h again, at the init as shipped (float32, the default dtype)."""
+    if with_backward:
+        require_gradient(subject, mech)
+    stack, _, own = built(subject, mech, torch.float32, device)
+    cotangent = hidden(SEED + 3, torch.float32, device)
+
+    def call_on(seed):
+        h = hidden(seed, torch.float32, device).requires_grad_(with_backward)
+
+        def call():
+            with torch.enable_grad():
+                out = stack(h)
+                if not with_backward:
+                    return {"output": out}
+                leaves = [h, *own.values()]
+                grads = torch.autograd.grad((out * cotangent).sum(), leaves, allow_unused=True)
+            return {"output": out, **{f"d {name}": torch.zeros_like(leaf) if gr is None else gr
+                                      for name, gr, leaf in zip(["h", *own], grads, leaves)}}
+        return call
+
+    assert_stateless(call_on(SEED + 2), call_on(SEED + 4), modules={"stack": stack},
+                     implementation=subject.modules.get(mech, ()),
+                     what=f"one stack ({'with' if with_backward else 'without'} a backward)")
+
+
+def refusals(subject, mech, device) -> None:
+    """factory(D, []) and factory(0, bodies) raise ValueError (no layer to connect, or no stream width);
+    factory(1, one body) builds and maps a hidden [2, 1] to a hidden [2, 1]."""
+    factory = subject.get(mech)
+    not_refused = []
+    for case, (d, layer_bodies) in {"no body": (D, []), "width 0": (0, bodies(torch.float64, device))}.items():
+        try:
+            factory(d, layer_bodies, dtype=torch.float64, device=device)
+        except ValueError:
+            continue
+        not_refused.append(case)
+    readings.record(len(not_refused))  # cases the interface refuses that were built (0 passes)
+    assert not not_refused, f"built instead of refused with ValueError: {not_refused}"
+    narrow = factory(1, [torch.nn.Tanh()], dtype=torch.float64, device=device)
+    out = narrow(torch.ones(2, 1, dtype=torch.float64, device=device))
+    assert out.shape == (2, 1), f"a stack of width 1 returned shape {tuple(out.shape)} for a hidden [2, 1]"
+
+
+def default_dtype(subject, mech, device) -> None:
+    """factory(D, bodies) with no dtype: every parameter of the stack is float32, the interface's default."""
+    stack, _, own = built(subject, mech, None, device)
+    other = {name: str(p.dtype).removeprefix("torch.") for name, p in own.items() if p.dtype != torch.float32}
+    readings.record(len(other))  # parameters of another dtype (0 passes)
+    assert not other, f"built with no dtype, the stack holds parameters that are not float32: {other}"
