@@ -21,7 +21,8 @@ from pathlib import Path
 from fidelity import cache, project
 from fidelity.evidence import jsonio
 from fidelity.perturb import gate_index
-from fidelity.perturb.clean_run_inputs import InputsNow, configured_modules
+from fidelity.perturb.clean_run_inputs import InputsNow
+from fidelity.perturb.harness_sources import configured_modules
 
 FILE_NAME = "check-gate-run.json"
 SCHEMA = "fidelity.check-gate-run/1"

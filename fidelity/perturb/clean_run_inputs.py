@@ -9,7 +9,8 @@ its readings is unchanged. An instance's key is a sha256 over
     so the files one instance opened are not all it depends on);
   - the sources of the modules it targets (located by name on the path a child imports them from);
   - the harness: the `fidelity` package's sources (the gates' helpers, the plugin) but for the
-    targets, and the modules the project configures as subjects and mechanisms;
+    targets, the modules the project configures as subjects and mechanisms, and those of subjects the
+    run adds by reference (harness_sources.py);
   - the versions of Python, torch, NumPy, pytest and Triton, the machine's architecture, and which
     subjects the gates are parametrised over.
 A target's source is in only its own instances' keys, so an edit to one implementation keeps the
@@ -28,7 +29,7 @@ from importlib import metadata
 from pathlib import Path
 
 from fidelity.evidence import jsonio
-from fidelity.perturb import gate_index
+from fidelity.perturb import gate_index, harness_sources
 from fidelity.targets import locate
 from fidelity.targets.errors import TargetNotFound
 
@@ -59,7 +60,7 @@ class InputsNow:
         if fixtures.is_dir():
             for f in sorted(p for p in fixtures.rglob("*") if p.is_file()):
                 shared.update(self._named_sha(f))
-        for f in _harness_files(config_modules, self._search):
+        for f in harness_sources.files(config_modules + gate_index.subject_modules(env), self._search):
             if str(f) not in target_files:
                 shared.update(self._named_sha(f))
         self._shared = shared.hexdigest()
@@ -113,20 +114,6 @@ def _versions() -> list[str]:
             *(f"{d} {distribution_version(d)}" for d in VERSIONED)]
 
 
-def _harness_files(config_modules: tuple[str, ...], search: list[str]) -> list[Path]:
-    """The .py files of the fidelity package a child imports (first on its search path: in this
-    repository's own checkout that is the checkout, whichever install runs the parent) and those of the
-    configured subject/mechanism modules."""
-    package = Path(locate.find_source("fidelity", search)).resolve().parent
-    files = {p for p in package.rglob("*.py") if "__pycache__" not in p.parts}
-    for module in config_modules:
-        try:
-            files.add(Path(locate.find_source(module, search)))
-        except TargetNotFound:
-            continue  # the subject's own loading reports it; an absent file hashes as nothing
-    return sorted(files)
-
-
 def _inside(path: str, root: Path) -> bool:
     return Path(path).is_relative_to(root)
 
@@ -135,14 +122,3 @@ def _installed_name(path: str, search: list[str]) -> str:
     """An installed file by its place under the deepest search-path folder holding it."""
     holders = [s for s in search if path.startswith(s.rstrip(os.sep) + os.sep)]
     return os.path.relpath(path, max(holders, key=len)) if holders else os.path.basename(path)
-
-
-def configured_modules(root: str | os.PathLike) -> tuple[str, ...]:
-    """The modules the project at `root` names as subjects and mechanisms (none outside a project)."""
-    from fidelity import project
-
-    try:
-        p = project.load(root)
-    except (project.ProjectError, OSError, ValueError):
-        return ()
-    return tuple(ref.split(":", 1)[0] for ref in (*p.subjects, *p.mechanisms))

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from fidelity import cache
 from fidelity.evidence import jsonio, paths
-from fidelity.perturb import launch
+from fidelity.perturb import harness_sources, launch
+from fidelity.targets import locate
 from fidelity.perturb.errors import GateCollectionError
 
 INDEX_FORMAT = 3  # 2: items carry skip_marker; 3: and mechanism, gate_class
@@ -124,16 +125,25 @@ def subject_setting(env) -> str:
     return "".join(f"{var}={env.get(var) or ''}\n" for var in SUBJECT_VARIABLES)
 
 
+def subject_modules(env) -> tuple[str, ...]:
+    """The modules of the subjects `env` adds by reference (FIDELITY_SUBJECTS, `module:object`)."""
+    env = os.environ if env is None else env
+    return tuple(ref.split(":", 1)[0] for ref in (env.get(SUBJECT_VARIABLES[0]) or "").split(",") if ref.strip())
+
+
 def index_key(test_paths: list[str], repo_root: str | os.PathLike, env: dict | None = None) -> str:
-    """sha256 over the names and contents of everything that decides collection (and the subject
-    variables of `env`, default os.environ)."""
+    """sha256 over the names and contents of everything that decides collection: the test files and
+    configuration, the subject variables of `env` (default os.environ) and the sources that say what each
+    subject provides and drives (harness_sources.py: an adapter that gains a mechanism changes the index)."""
     root = Path(repo_root).resolve()
     h = hashlib.sha256()
     h.update(f"format {INDEX_FORMAT}\n".encode())
     h.update(json.dumps(sorted(test_paths)).encode())
     h.update(subject_setting(env).encode())
-    for f in hashed_files(test_paths, root):  # by its path in the project: a moved or copied checkout keeps its index
-        h.update(paths.rel_to_root(f, root).encode() + b"\0")
+    modules = harness_sources.configured_modules(root) + subject_modules(env)
+    search = locate.child_search_path(str(root))
+    for f in hashed_files(test_paths, root) + harness_sources.files(modules, search):
+        h.update(paths.rel_to_root(f, root).encode() + b"\0")  # a moved or copied checkout keeps its index
         h.update((jsonio.sha256_file(f) or "missing").encode() + b"\n")
     return h.hexdigest()
 

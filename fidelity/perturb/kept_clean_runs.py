@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from fidelity.perturb import gate_index
-from fidelity.perturb.clean_run_inputs import InputsNow, configured_modules
+from fidelity.perturb.clean_run_inputs import InputsNow
+from fidelity.perturb.harness_sources import configured_modules
 from fidelity.perturb.clean_run_store import CleanRunStore
 from fidelity.perturb.launch import ChildRun
 

@@ -31,6 +31,18 @@ def test_gate_index_markers_conftest_targets_and_cache(tmp_path, monkeypatch):
     assert f"{ARITH}::test_new" in gate_index.collect(TEST_PATHS, repo_root=repo, cache_dir=cache).gates
 
 
+def test_the_index_key_moves_with_the_source_of_a_subject_the_run_adds(tmp_path):
+    """Which instances exist and which a capability skips is the subject's to say: an adapter that gains a
+    mechanism must not be served the index collected before it (its new gates read 'not collected')."""
+    repo = make_toy_repo(tmp_path / "repo")
+    (repo / "my_adapter.py").write_text("MECHANISMS = ('depth_attention',)\n")
+    env = {"FIDELITY_SUBJECTS": "my_adapter:SUBJECT"}
+    before = gate_index.index_key(TEST_PATHS, repo, env)
+    assert gate_index.index_key(TEST_PATHS, repo, env) == before
+    (repo / "my_adapter.py").write_text("MECHANISMS = ('depth_attention', 'hc_stack')\n")
+    assert gate_index.index_key(TEST_PATHS, repo, env) != before
+
+
 def test_run_mode_records_outcomes_readings_and_fixtures_per_instance(tmp_path):
     repo = make_toy_repo(tmp_path / "repo")
     job = {"mode": "run", "args": [GATE_ADD, GATE_NEG, GATE_SCALE], "rootdir": str(repo),
