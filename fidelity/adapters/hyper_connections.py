@@ -5,6 +5,8 @@ Mechanisms:
                       (LOG_DOMAIN_SUBJECT: .log_domain_sinkhorn_knopps), called as fn(logits, iters=t_max)
     mhc_residual      hyper_connections.ManifoldConstrainedHyperConnections (`mHC`), wrapped by MhcResidualAdapter
     hyper_connection  hyper_connections.HyperConnections, wrapped by HyperConnectionAdapter
+    hc_stack          HyperConnections hidden in, hidden out, the package's own composition (StackAdapter)
+    mhc_stack         ManifoldConstrainedHyperConnections the same way (StackAdapter), float32 only
 
 What the package computes (read from its source, 0.4.11), in our notation:
 
@@ -338,6 +340,51 @@ class HyperConnectionAdapter(_StreamsMixin, nn.Module):
         return f"n={self.n}, d={self.d}, layer_index={self.layer_index} (package {PACKAGE})"
 
 
+# ---------------------------------------------------------------- hidden in, hidden out
+
+
+class StackAdapter(nn.Module):
+    """The package's own composition of one layer per body, as its README writes it: `init, expand, reduce =
+    get_init_and_expand_reduce_stream_functions(n)`, one `init(dim=d, branch=body)` per body, then
+    reduce(layer_L(...layer_1(expand(h)))); with layer_index=k, the package's argument for Eq. 14's
+    A_m = e_(k mod n) (the README omits it, and each layer then reads a stream drawn at random). The package
+    folds the streams into the batch: h [.., d] is laid out as [1, P, d] and back. It ships no stack, so the
+    loop and its refusal of an empty list of bodies are this adapter's; everything inside a layer, and what it
+    does with a width, are the package's.
+    """
+
+    def __init__(self, module_name: str, n: int, d: int, bodies, *, dtype: torch.dtype, device):
+        super().__init__()
+        if len(bodies) == 0:
+            raise ValueError(f"{PACKAGE} stack: needs at least one layer body (the adapter's loop, not the package's)")
+        init, self.expand_fn, self.reduce_fn = load(module_name).get_init_and_expand_reduce_stream_functions(n)
+        self.layers = nn.ModuleList(init(dim=d, branch=body, layer_index=k) for k, body in enumerate(bodies))
+        self.layers.to(dtype=dtype, device=device)  # created at exact 0 / 1 / 1e-2 (and e_k, I): nothing rounds
+        self.d = d
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        lead = tuple(h.shape[:-1])
+        x = self.expand_fn(h.reshape(1, -1, self.d))
+        for layer in self.layers:
+            x = layer(x)
+        return self.reduce_fn(x).reshape(*lead, self.d)
+
+
+STACK_STREAMS = 4  # the expansion rate of the package's README examples
+
+
+def hc_stack(d: int, bodies, *, dtype: torch.dtype = torch.float32, device=None) -> StackAdapter:
+    """HyperConnections hidden in, hidden out (mechanism hc_stack); any float dtype (it computes in its own)."""
+    return StackAdapter(HC_MODULE, STACK_STREAMS, d, bodies, dtype=dtype, device=device)
+
+
+def mhc_stack(d: int, bodies, *, dtype: torch.dtype = torch.float32, device=None) -> StackAdapter:
+    """ManifoldConstrainedHyperConnections hidden in, hidden out (mechanism mhc_stack); float32 only, as the
+    package's Sinkhorn and norm compute in float32."""
+    require_float32(PACKAGE, "ManifoldConstrainedHyperConnections", dtype)
+    return StackAdapter(MHC_MODULE, STACK_STREAMS, d, bodies, dtype=dtype, device=device)
+
+
 # ---------------------------------------------------------------- subjects
 
 
@@ -361,17 +408,23 @@ def _subject(log_domain: bool) -> Subject:
             "sinkhorn": _sinkhorn(log_domain),
             "mhc_residual": mhc_residual,
             "hyper_connection": HyperConnectionAdapter,
+            "hc_stack": hc_stack,
+            "mhc_stack": mhc_stack,
         },
         capabilities={
             "sinkhorn": _FLOAT32_AUTOGRAD,  # both Sinkhorns call .float()
             "mhc_residual": _FLOAT32_AUTOGRAD,  # so does the width connection's norm
             "hyper_connection": Capability(("float32", "float64"), _DEVICES, ("autograd",)),  # computes in its dtype
+            "hc_stack": Capability(("float32", "float64"), _DEVICES, ("autograd",)),
+            "mhc_stack": _FLOAT32_AUTOGRAD,
         },
         unavailable_reason=unavailable(PACKAGE, MHC_MODULE, HC_MODULE),
         modules={
             "sinkhorn": (MHC_MODULE,),
             "mhc_residual": (MHC_MODULE,),
             "hyper_connection": (HC_MODULE,),
+            "hc_stack": (HC_MODULE,),
+            "mhc_stack": (MHC_MODULE,),
         },
     )
 

@@ -13,9 +13,10 @@ from fidelity.subjects.registry import load_reference
 from fidelity.subjects.subject import NotRun, Subject
 
 SUBJECTS = {
-    "fidelity.adapters.hyper_connections:SUBJECT": ("hyper-connections", {"sinkhorn", "mhc_residual", "hyper_connection"}),
+    "fidelity.adapters.hyper_connections:SUBJECT": (
+        "hyper-connections", {"sinkhorn", "mhc_residual", "hyper_connection", "hc_stack", "mhc_stack"}),
     "fidelity.adapters.hyper_connections:LOG_DOMAIN_SUBJECT": (
-        "hyper-connections-log", {"sinkhorn", "mhc_residual", "hyper_connection"}),
+        "hyper-connections-log", {"sinkhorn", "mhc_residual", "hyper_connection", "hc_stack", "mhc_stack"}),
     "fidelity.adapters.attn_res:SUBJECT": ("attn-res", {"depth_attention", "block_attnres"}),
     "fidelity.adapters.pot:SUBJECT": ("pot", {"sinkhorn"}),
 }
@@ -80,6 +81,7 @@ def test_module_constants_agree_with_the_subjects():
 DTYPES = {
     ("hyper-connections", "sinkhorn"): ("float32",), ("hyper-connections", "mhc_residual"): ("float32",),
     ("hyper-connections", "hyper_connection"): ("float32", "float64"),
+    ("hyper-connections", "hc_stack"): ("float32", "float64"), ("hyper-connections", "mhc_stack"): ("float32",),
     ("attn-res", "depth_attention"): ("float32",), ("attn-res", "block_attnres"): ("float32",),
     ("pot", "sinkhorn"): ("float32", "float64"),
 }
