@@ -48,6 +48,34 @@ def test_gradcheck_of_every_tensor_passes_a_sound_module_and_names_a_detached_pa
                                       atol=1e-8, rtol=1e-6, what="affine")
 
 
+class _OneElementDropped(torch.autograd.Function):
+    """x * w whose backward drops the gradient of w's element `index` alone (a hand-written backward's slip)."""
+
+    @staticmethod
+    def forward(ctx, x, w, index):
+        ctx.save_for_backward(x, w)
+        ctx.index = index
+        return x * w
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        gw = (g * x).sum(dim=0)
+        gw[ctx.index] = 0.0
+        return g * w, gw, None
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_gradcheck_along_random_directions_sees_one_wrong_element_of_a_wide_parameter(index):
+    """The central differences are taken along two random directions per tensor, not per element: a backward
+    wrong in one element of six must still read red, whichever element it is."""
+    x = torch.linspace(-1, 1, 12, dtype=torch.float64).reshape(2, 6)
+    w = torch.nn.Parameter(torch.linspace(0.5, 2.0, 6, dtype=torch.float64))
+    with pytest.raises(AssertionError, match="'w'"):
+        assert_gradcheck_every_tensor(lambda: torch.tanh(_OneElementDropped.apply(x, w, index)), {"w": w}, step=1e-6,
+                                      atol=1e-8, rtol=1e-6, what="x * w")
+
+
 def test_gradcheck_restores_every_shifted_element():
     m, x = Affine(), _x()
     before = m.scale.detach().clone()

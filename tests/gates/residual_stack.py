@@ -4,9 +4,9 @@ A stack is built by its factory as shipped, factory(D, bodies, dtype=, device=),
 gate makes (its own: a seeded tanh MLP D -> 2D -> D, the same for every subject and mechanism), and called on a
 seeded hidden h of two tokens. What these checks hold does not depend on the streams inside:
 
-- backward_is_the_derivative: float64 backward against central differences, for h and every parameter of the
-  stack (named_parameters() less the bodies'): a skip path detached from the graph still adds h to the output,
-  so its derivative is there and the backward's is not;
+- backward_is_the_derivative: float64 backward against central differences (along two seeded random directions
+  per tensor), for h and every parameter of the stack (named_parameters() less the bodies'): a skip path detached
+  from the graph still adds h to the output, so its derivative is there and the backward's is not;
 - gradients_reach: h and every parameter of the stack get a non-zero gradient; one no output depends on is
   named as dead;
 - stateless: one stack called on h, on another hidden, on h again gives the same bits (and gradients) and

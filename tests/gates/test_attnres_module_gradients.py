@@ -8,7 +8,8 @@ with every parameter moved off its init to seeded values (at zero queries a gain
 legitimately zero: q . (g v) = 0), in both modes, with and without learned gains, both routes:
 
 - gradients_finite_differences: the float64 Jacobian of h_out by the module's backward against
-  central differences of its forward, for h1 and every parameter (queries, output_query, and
+  central differences of its forward (along two seeded random directions per tensor, fidelity.gates.jacobians),
+  for h1 and every parameter (queries, output_query, and
   gains, output_gain with learned_gain=True), by gradcheck's criterion (the reading is the worst
   ratio |analytic - numeric| / (atol + rtol |numeric|) over all of them, <= 1 passes);
 - gradient_reach: one backward of a seeded cotangent gives each tensor a non-zero gradient, one

@@ -10,7 +10,8 @@ all; these mutants cut one of the two phases' contributions and leave the other,
 still arrives.
 
 gradients_finite_differences: the float64 Jacobian of every trace entry's alpha (concatenated) by
-the module's backward, against central differences of its forward, for h1, queries and (with
+the module's backward, against central differences of its forward (along two seeded random directions per
+tensor, fidelity.gates.jacobians.assert_gradcheck_every_tensor), for h1, queries and (with
 learned gains) gains, by gradcheck's criterion. The module is the one the module gradient gate
 builds (attnres_sublayers.seeded_block_module: L = 5 tanh sublayers in N = 2 blocks, d = 4, every
 parameter at seeded non-init values), in both modes and both backward routes. The output is a

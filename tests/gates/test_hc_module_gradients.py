@@ -10,7 +10,8 @@ out, readout(module(expand(h), body)) from a hidden h.
   static_alpha, and for DHC dynamic_alpha_fn, dynamic_beta_fn, alpha_scale, beta_scale, layer_norm.weight,
   layer_norm.bias) moved off its init by a seeded offset, and a nonlinear body T(h) = tanh(h W + b);
   autograd's Jacobian with respect to H and to every parameter against central differences of the
-  same forward, by gradcheck's criterion (the reading is the worst ratio, <= 1 passes).
+  same forward (along two seeded random directions per tensor, fidelity.gates.jacobians), by gradcheck's
+  criterion (the reading is the worst ratio, <= 1 passes).
 - gradient_reach: the same module; H and every parameter get a non-zero gradient from one backward of
   a seeded random cotangent (static HC has only static_beta and static_alpha).
 - gradients_from_oracle: d out / d H of DHC at the fixture hc.module_dynamic, whose every parameter is

@@ -1,6 +1,7 @@
 """Gates: Hyper-Connections as a package exposes them, hidden in and hidden out (mechanism hc_stack).
 
-Five gates are residual_stack.py's, as for mhc_stack: the backward against central differences and the gradient
+Five gates are residual_stack.py's, as for mhc_stack: the backward against central differences (along two seeded
+random directions per tensor) and the gradient
 reach at a seeded point of the stack's own parameters, the statelessness at the init as shipped, the interface's
 refusals and default dtype.
 

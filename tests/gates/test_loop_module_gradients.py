@@ -5,7 +5,8 @@ float64, every arm graph (rezero, attnres, mHC sliced and paper, HC dynamic and 
 by a seeded Normal(0, 0.5^2) offset (at the init phi = 0, W = 0 and queries = 0 make several gradients
 legitimately zero; a detach would hide behind them). The input is integer tokens, so the Jacobian is taken
 with respect to every parameter (fidelity.gates.jacobians.assert_gradcheck_every_tensor: the model's own
-backward against central differences of the same forward; a parameter outside the arm's graph reads 0 both ways).
+backward against central differences of the same forward, taken along two seeded random directions per parameter
+with every output element compared; a parameter outside the arm's graph reads 0 both ways).
 A detached state between iterations, a detached arm coefficient or a parameter read through .data reads 0 by
 backward where the differences see the dependence. The outputs are every iteration's logits and what the
 interface says is in the autograd graph besides them: the trace's alpha (attnres) and coefficients (mHC), and,

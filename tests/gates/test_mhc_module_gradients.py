@@ -8,7 +8,8 @@ body is the fixture's linear F(v) = W v, so the gradient also runs through the b
 (u = H_pre x in the paper layout, vec x in the sliced one). x is one non-constant token.
 
 - gradients_finite_differences: float64 backward against central differences of the same module,
-  for x and every parameter (fidelity.gates.jacobians.assert_gradcheck_every_tensor);
+  for x and every parameter (fidelity.gates.jacobians.assert_gradcheck_every_tensor: the differences along two
+  seeded random directions per tensor, every output element compared);
 - gradient_reach: x and every wired parameter get a non-zero gradient; in the sliced layout
   phi_pre, alpha_pre, b_pre get none (mhc.layout.sliced: H_pre is computed, never read);
 - gradients_from_oracle: d out / d x, d out / d phi_res and d out / d b_res equal the oracle's

@@ -2,7 +2,7 @@
 
 What each gate builds and holds is residual_stack.py's, shared with hc_stack: the stack built by its factory as
 shipped around the gate's own two layer bodies, called on a seeded hidden; the backward against central
-differences and the gradient reach at a seeded point of the stack's own parameters, the statelessness at the
+differences (along two seeded random directions per tensor) and the gradient reach at a seeded point of the stack's own parameters, the statelessness at the
 init as shipped, the interface's refusals and default dtype. None depends on the stream layout inside.
 """
 import pytest
