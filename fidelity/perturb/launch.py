@@ -214,8 +214,7 @@ def _run_cold(job_path: Path, log_path: Path, cwd: str, env: dict, timeout_s: fl
             cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
-        with _live_lock:
-            _live.add(proc)
+        _register(proc)
         try:
             proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -230,8 +229,7 @@ def _run_cold(job_path: Path, log_path: Path, cwd: str, env: dict, timeout_s: fl
 
 def _run_warm(zygote, job_path: Path, log_path: Path, timeout_s: float) -> tuple[int | None, bool]:
     pid = zygote.start(str(job_path), str(log_path))
-    with _live_lock:
-        _live.add(pid)
+    _register(pid)
     try:
         code = zygote.wait(pid, timeout_s)
         if code is not None:
@@ -241,6 +239,15 @@ def _run_warm(zygote, job_path: Path, log_path: Path, timeout_s: float) -> tuple
     finally:
         with _live_lock:
             _live.discard(pid)
+
+
+def _register(proc: subprocess.Popen | int) -> None:
+    """Count a started child among the live ones; one started while stop_all ran (after run_child's check,
+    before kill_all saw it) is killed here, or the interrupted run would wait for it to finish."""
+    with _live_lock:
+        _live.add(proc)
+    if _stopped.is_set():
+        _kill_group(proc)
 
 
 def stop_all() -> None:

@@ -34,3 +34,20 @@ def test_an_interrupted_perturb_invents_no_outcome(tmp_path, seconds_into_the_ba
     assert not [line for line in after if any(word in line for word in INVENTED)], rest
     assert out == ""  # no table: nothing completed
     assert not list(tmp_path.glob("*/*.json"))  # and no evidence written for it
+
+
+def test_a_child_started_while_the_run_is_stopping_is_killed_at_once():
+    """A child started after run_child's check and before stop_all's kill saw it must not outlive the
+    interrupt: the run would wait for it to finish (a clean run of a slow gate, up to its timeout)."""
+    from fidelity.perturb import launch
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    launch.stop_all()
+    try:
+        launch._register(child)
+        assert child.wait(timeout=10) == -9
+    finally:
+        launch.resume()
+        with launch._live_lock:
+            launch._live.discard(child)
+        child.kill()
