@@ -19,7 +19,10 @@ def test_an_interrupted_perturb_invents_no_outcome(tmp_path, seconds_into_the_ba
     root = project.find(__file__).root
     env = {k: v for k, v in os.environ.items() if k != project.ROOT_ENV}
     run = subprocess.Popen([sys.executable, "-m", "fidelity", "perturb", "--all", "--evidence", str(tmp_path)],
-                           cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                           cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           # Ctrl-C reaches it as at a terminal, even when this suite was started with SIGINT
+                           # ignored (a background job of a script): Python would then never raise KeyboardInterrupt
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     before = []
     for line in run.stderr:  # interrupt while the baseline children run
         before.append(line)

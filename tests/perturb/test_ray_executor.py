@@ -187,7 +187,9 @@ def test_ctrl_c_cancels_the_ray_tasks_and_invents_no_outcome(cluster, project, t
     env = {k: v for k, v in os.environ.items() if k != "FIDELITY_ROOT"}
     run = subprocess.Popen([sys.executable, "-m", "fidelity", "perturb", "--file", str(catalogue), "--executor", "ray",
                             "--ray-address", cluster, "--evidence", str(tmp_path / "evidence")],
-                           cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                           cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           # Ctrl-C reaches it as at a terminal, whatever SIGINT disposition this suite started with
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
         time.sleep(0.1)
