@@ -265,5 +265,5 @@ def module_jacobian_wrt_H(params: dict, H, T: Callable[[sympy.Matrix], sympy.Mat
     syms = sympy.Matrix(n, d, lambda i, j: sympy.Symbol(f"_H{i}_{j}", real=True))
     out = module_layer(params, syms, T, eps, dynamic)["out"]
     at = {syms[p, q]: H[p, q] for p in range(n) for q in range(d)}
-    return [[sympy.diff(out[i, j], syms[p, q]).subs(at) for p in range(n) for q in range(d)]
+    return [[sympy.diff(out[i, j], syms[p, q]).xreplace(at) for p in range(n) for q in range(d)]
             for i in range(n) for j in range(d)]
