@@ -25,7 +25,8 @@ run mode (the default): before each test the readings store
   readings   the readings the test recorded (non-finite as "NaN"/"Infinity")
   fixtures_read  files under `--fidelity-fixtures DIR` opened while the test
              ran, while a pytest fixture it uses was set up, or while its
-             module was collected (an audit hook on the "open" event).
+             module was collected (an audit hook on the "open" event, and on the
+             fixture store's READ_AUDIT_EVENT for a fixture it parsed earlier).
 Each item is also appended as a line to RESULTS.partial as soon as it ends
 (and a "start" line when it begins), so a child that crashes or is killed
 leaves what it did and which test it was in.
@@ -48,6 +49,7 @@ import traceback
 import pytest
 
 from fidelity.evidence import jsonio
+from fidelity.fixtures import READ_AUDIT_EVENT
 from fidelity.perturb import seeding
 from fidelity.perturb.line_trace import LinesExecuted
 
@@ -208,7 +210,7 @@ _AUDIT_INSTALLED = False
 
 
 def _audit(event, args):
-    if event != "open" or _ACTIVE is None:
+    if event not in ("open", READ_AUDIT_EVENT) or _ACTIVE is None:
         return
     try:
         _ACTIVE._on_open(args[0])

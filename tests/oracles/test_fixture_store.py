@@ -1,10 +1,12 @@
 """The fixture store: byte-identical regeneration, drift detection, error reporting."""
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
+from fidelity.fixtures import READ_AUDIT_EVENT
 from fidelity.fixtures import store as fs
 from fidelity.spec import load_catalogue
 
@@ -139,6 +141,32 @@ def test_a_missing_file_is_a_drift(generated, already_built, tmp_path):
 def test_load_default_directory():
     obj = fs.load("mhc.eq3_sliced")
     assert obj["id"] == "mhc.eq3_sliced" and obj["oracle"] == "fidelity.oracles.mhc.eq3_sliced"
+
+
+heard: list[str] = []  # the store's read events this process raised (an audit hook stays once added)
+sys.addaudithook(lambda event, args: heard.append(args[0]) if event == READ_AUDIT_EVENT else None)
+
+
+def test_a_loaded_fixture_is_the_callers_own_and_a_rewritten_file_is_read_again(tmp_path):
+    """load keeps each parsed file for the next call (a gate suite reads each fixture thousands of times):
+    what one caller changes in its copy never reaches the next, and a file written since is read anew."""
+    shutil.copy(COMMITTED / "mhc.eq3_sliced.json", tmp_path / "mhc.eq3_sliced.json")
+    first = fs.load("mhc.eq3_sliced", tmp_path)
+    first["expected"].clear()
+    first["derivation"].append("changed by its caller")
+    again = fs.load("mhc.eq3_sliced", tmp_path)
+    assert again == json.loads((COMMITTED / "mhc.eq3_sliced.json").read_text()) and again["expected"]
+    assert fs.load_shared("mhc.eq3_sliced", tmp_path) is fs.load_shared("mhc.eq3_sliced", tmp_path)
+    # a fixture handed out again opens no file: the store says it read it (the gates' fixtures_read hears it)
+    heard.clear()
+    fs.load("mhc.eq3_sliced", tmp_path)
+    assert heard == [str(tmp_path / "mhc.eq3_sliced.json")]
+
+    rewritten = json.loads((tmp_path / "mhc.eq3_sliced.json").read_text())
+    rewritten["derivation"] = ["written since the last load"]
+    (tmp_path / "mhc.eq3_sliced.json").write_text(json.dumps(rewritten), encoding="utf-8")
+    assert fs.load("mhc.eq3_sliced", tmp_path)["derivation"] == ["written since the last load"]
+    assert fs.load_shared("mhc.eq3_sliced", tmp_path)["derivation"] == ["written since the last load"]
 
 
 def _leaves(x):

@@ -62,6 +62,28 @@ def test_run_mode_records_outcomes_readings_and_fixtures_per_instance(tmp_path):
     assert items[GATE_ADD + "[1.0]"]["gate"] == GATE_ADD
 
 
+def test_a_fixture_the_store_hands_out_again_without_opening_it_is_still_read_by_that_instance(tmp_path):
+    """The store keeps each parsed fixture for the next reader in the process and says so by an audit event
+    instead of opening the file: the second reader's evidence must still name it (a changed fixture must
+    stale every record that read it)."""
+    from fidelity.fixtures import READ_AUDIT_EVENT
+
+    repo = make_toy_repo(tmp_path / "repo")
+    fixture = repo / "fixtures" / "add_case.json"
+    (repo / "tests" / "toygate_kept.py").write_text(
+        "import sys\n\n"
+        f"def test_opens():\n    open({str(fixture)!r}).close()\n\n"
+        f"def test_handed_out_again():\n    sys.audit({READ_AUDIT_EVENT!r}, {str(fixture)!r})\n\n"
+        "def test_reads_nothing():\n    pass\n")
+    job = {"mode": "run", "args": ["tests/toygate_kept.py"], "rootdir": str(repo),
+           "fixtures_dir": str(repo / "fixtures"), "patch": None}
+    child = launch.run_child(job, workdir=tmp_path / "work", label="kept", cwd=str(repo),
+                             env=launch.child_env(str(repo)), timeout_s=60)
+    assert child.status == "ok", child.output_tail
+    read = {i["nodeid"].split("::")[1]: i["fixtures_read"] for i in child.items}
+    assert read == {"test_opens": [str(fixture)], "test_handed_out_again": [str(fixture)], "test_reads_nothing": []}
+
+
 def test_patched_child_failure_kinds(tmp_path):
     repo = make_toy_repo(tmp_path / "repo")
     target = repo / "toysubj" / "arith.py"
