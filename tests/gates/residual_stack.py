@@ -8,7 +8,8 @@ seeded hidden h of two tokens. What these checks hold does not depend on the str
   per tensor), for h and every parameter of the stack (named_parameters() less the bodies'): a skip path detached
   from the graph still adds h to the output, so its derivative is there and the backward's is not;
 - gradients_reach: h and every parameter of the stack get a non-zero gradient; one no output depends on is
-  named as dead;
+  named as dead (in float64, or in float32 where the subject's capability has no float64: a package that
+  computes in float32 only is held too);
 - stateless: one stack called on h, on another hidden, on h again gives the same bits (and gradients) and
   leaves its state, the implementation's modules and the global RNGs as after the first call;
 - refusals: no body, or a width below 1, is a ValueError at construction; width 1 builds and runs;
@@ -64,26 +65,31 @@ def built(subject, mech, dtype, device, layer_bodies=None):
     return stack, layer_bodies, own
 
 
-def _at_seeded_point(subject, mech, device):
-    """A float64 stack whose own parameters are moved to seeded values in [-1, 1], and h requiring a gradient."""
-    stack, _, own = built(subject, mech, torch.float64, device)
+def _at_seeded_point(subject, mech, dtype, device):
+    """A stack whose own parameters are moved to seeded values in [-1, 1], and h requiring a gradient."""
+    stack, _, own = built(subject, mech, dtype, device)
     g = torch.Generator().manual_seed(SEED + 1)
     with torch.no_grad():
         for p in own.values():
             p.copy_((torch.rand(p.shape, generator=g, dtype=torch.float64) * 2 - 1).to(p))
-    return stack, hidden(SEED + 2, torch.float64, device).requires_grad_(True), own
+    return stack, hidden(SEED + 2, dtype, device).requires_grad_(True), own
 
 
 def backward_is_the_derivative(subject, mech, device) -> None:
-    stack, h, own = _at_seeded_point(subject, mech, device)
+    stack, h, own = _at_seeded_point(subject, mech, torch.float64, device)
     assert_gradcheck_every_tensor(lambda: stack(h), {"h": h, **own}, step=FD_STEP, atol=FD_ATOL, rtol=FD_RTOL,
                                   what="d stack(h) / d (h, every parameter of the stack), float64")
 
 
 def gradients_reach(subject, mech, device) -> None:
-    stack, h, own = _at_seeded_point(subject, mech, device)
+    """In float64 where the subject computes in it, else in float32: whether a gradient arrives at all needs no
+    precision, so a package that computes in float32 only has its dead parameters named too."""
+    dtype = torch.float64 if subject.supports(mech, dtype=torch.float64) else torch.float32
+    stack, h, own = _at_seeded_point(subject, mech, dtype, device)
+    in_dtype = str(dtype).removeprefix("torch.")
     assert_gradients_reach(lambda: stack(h), {"h": h, **own},
-                           what="d stack(h) / d (h, every parameter of the stack); each one named here is dead")
+                           what=f"d stack(h) / d (h, every parameter of the stack), {in_dtype}; each one named here "
+                                "is dead")
 
 
 def stateless(subject, mech, device, with_backward: bool) -> None:
