@@ -23,6 +23,8 @@ run mode (the default): before each test the readings store
              the subject, pytest.fail, a fixture error, a strict XPASS)
   exc_type, message (first 2000 characters), raised_in (file:line)
   readings   the readings the test recorded (non-finite as "NaN"/"Infinity")
+  checks     the equations the instance is attributed to when it fails: those the failing assertion's
+             checking() block names (fidelity.gates.attribution), else its parameter's gate_checks, else []
   fixtures_read  files under `--fidelity-fixtures DIR` opened while the test
              ran, while a pytest fixture it uses was set up, or while its
              module was collected (an audit hook on the "open" event, and on the
@@ -50,6 +52,7 @@ import pytest
 
 from fidelity.evidence import jsonio
 from fidelity.fixtures import READ_AUDIT_EVENT
+from fidelity.gates.attribution import checked_by
 from fidelity.perturb import seeding
 from fidelity.perturb.line_trace import LinesExecuted
 
@@ -421,8 +424,12 @@ class Recorder:
             message = str(value)
         except Exception as e:  # a broken __str__ is still a failure
             message = f"<unprintable {exc_type}: {e!r}>"
-        return {"phase": call.when, "kind": "assertion" if by_test else "other", "exc_type": exc_type,
-                "message": without_addresses(message)[:MESSAGE_LIMIT], "raised_in": raised_in}
+        described = {"phase": call.when, "kind": "assertion" if by_test else "other", "exc_type": exc_type,
+                     "message": without_addresses(message)[:MESSAGE_LIMIT], "raised_in": raised_in}
+        checks = checked_by(value, gate_markers(item)["equations"])
+        if checks:  # the failing assertion's checking() block: finer than the parameter's gate_checks
+            described["checks"] = checks
+        return described
 
     def _raised_by_test(self, item, frames) -> bool:
         fn = getattr(item, "obj", None)

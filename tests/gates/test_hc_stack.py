@@ -13,6 +13,9 @@ streams, must be c x_L for a whole number c >= 1 (c = n; the gate does not know 
 non-identity A_r, a B other than 1, an A_m reading another mix, a non-zero dynamic init or a layer run out of
 order reads as a body input or an output off the plain residual.
 
+A failed body input is attributed to setup, Eq. 14 and Eq. 5; a failed output to Eq. 14, Eq. 5 and the readout
+(fidelity.gates.attribution): a readout defect is no finding about the streams' setup.
+
 Tolerance: 16 eps(float64), floor 1 (O(1) values): the identity is exact arithmetic (products by 0 and 1, a sum
 of equal streams); 16 eps leaves room for a package's own order of operations.
 """
@@ -21,6 +24,7 @@ import torch
 
 import residual_stack as stack_gates
 from fidelity.gates import readings
+from fidelity.gates.attribution import checking
 from fidelity.gates.compare import Tolerance, assert_close
 
 MECH = "hc_stack"
@@ -91,15 +95,17 @@ def test_a_fresh_stack_feeds_each_body_the_plain_residual_and_reads_out_whole_co
         readings.record(float("inf"))
         raise AssertionError(f"each body is called once per stack call; calls per body: {calls}")
     inputs = torch.stack([s.inputs[0].reshape(-1, stack_gates.D) for s in seen])
-    worst = assert_close(inputs, torch.stack(plain[:-1]), EXACT,
-                         what="body k's input at the init as shipped vs x_k of the plain residual stack")
+    with checking("hc.setup", "hc.eq14", "hc.eq5"):  # copies of h, the init, each layer's depth connection
+        worst = assert_close(inputs, torch.stack(plain[:-1]), EXACT,
+                             what="body k's input at the init as shipped vs x_k of the plain residual stack")
     last = plain[-1]
-    copies = round(float((out * last).sum() / (last * last).sum()))
-    if copies < 1:
-        readings.record(float("inf"))
-        raise AssertionError(f"the output at the init as shipped is {copies} x the plain residual stack's x_L "
-                             f"(a sum of n equal streams is n >= 1 copies)")
-    worst = max(worst, assert_close(out, copies * last, EXACT,
-                                    what=f"the output at the init as shipped vs {copies} x x_L of the plain residual "
-                                         f"stack (the streams summed)"))
+    with checking("hc.eq14", "hc.eq5", "hc.readout_sum"):  # the last layer's init and connection, the readout
+        copies = round(float((out * last).sum() / (last * last).sum()))
+        if copies < 1:
+            readings.record(float("inf"))
+            raise AssertionError(f"the output at the init as shipped is {copies} x the plain residual stack's x_L "
+                                 f"(a sum of n equal streams is n >= 1 copies)")
+        worst = max(worst, assert_close(out, copies * last, EXACT,
+                                        what=f"the output at the init as shipped vs {copies} x x_L of the plain "
+                                             f"residual stack (the streams summed)"))
     readings.record(worst)

@@ -84,6 +84,36 @@ def test_a_fixture_the_store_hands_out_again_without_opening_it_is_still_read_by
     assert read == {"test_opens": [str(fixture)], "test_handed_out_again": [str(fixture)], "test_reads_nothing": []}
 
 
+def test_a_failure_inside_a_checking_block_is_attributed_to_the_equations_it_names(tmp_path):
+    """A gate holding toy.a and toy.b checks them in two assertions: the failure of one is a finding about that
+    equation alone; a block naming an equation the gate does not hold attributes nothing (the gate's own stay)."""
+    repo = make_toy_repo(tmp_path / "repo")
+    (repo / "tests" / "toygate_parts.py").write_text(
+        "import pytest\n"
+        "from fidelity.gates.attribution import checking\n\n"
+        "@pytest.mark.gate(equations=['toy.a', 'toy.b'])\n"
+        "@pytest.mark.parametrize('part', ['a', 'b', 'outer', 'misspelled', 'unwrapped'])\n"
+        "def test_two_parts(part):\n"
+        "    with checking('toy.a', 'toy.b'):\n"
+        "        with checking('toy.a'):\n"
+        "            assert part != 'a', 'part a is off'\n"
+        "        with checking('toy.b'):\n"
+        "            assert part != 'b', 'part b is off'\n"
+        "        assert part != 'outer', 'the two together are off'\n"
+        "    with checking('toy.c'):\n"
+        "        assert part != 'misspelled', 'an equation the gate does not hold'\n"
+        "    assert part != 'unwrapped', 'outside every block'\n")
+    job = {"mode": "run", "args": ["tests/toygate_parts.py"], "rootdir": str(repo),
+           "fixtures_dir": str(repo / "fixtures"), "patch": None}
+    child = launch.run_child(job, workdir=tmp_path / "work", label="parts", cwd=str(repo),
+                             env=launch.child_env(str(repo)), timeout_s=60)
+    assert child.status == "ok", child.output_tail
+    items = {i["nodeid"].split("[")[1].rstrip("]"): i for i in child.items}
+    assert {part: (i["kind"], i["checks"]) for part, i in items.items()} == {
+        "a": ("assertion", ["toy.a"]), "b": ("assertion", ["toy.b"]), "outer": ("assertion", ["toy.a", "toy.b"]),
+        "misspelled": ("assertion", []), "unwrapped": ("assertion", [])}
+
+
 def test_patched_child_failure_kinds(tmp_path):
     repo = make_toy_repo(tmp_path / "repo")
     target = repo / "toysubj" / "arith.py"
