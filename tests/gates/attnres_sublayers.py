@@ -5,12 +5,13 @@ from fidelity.gates.routes import routed
 from fidelity.subjects.subject import NotRun
 
 
-def tanh_sublayers(g: torch.Generator, count: int, d: int, device) -> list:
-    """`count` sublayers [..., d] -> [..., d] with W ~ N(0, 1/d) and b ~ N(0, 1/4), drawn from `g` in order."""
+def tanh_sublayers(g: torch.Generator, count: int, d: int, device, dtype=torch.float64) -> list:
+    """`count` sublayers [..., d] -> [..., d] with W ~ N(0, 1/d) and b ~ N(0, 1/4), drawn from `g` in order
+    (in float64, then held in `dtype`)."""
     layers = []
     for _ in range(count):
-        W = (torch.randn(d, d, generator=g, dtype=torch.float64) / d ** 0.5).to(device)
-        b = (0.5 * torch.randn(d, generator=g, dtype=torch.float64)).to(device)
+        W = (torch.randn(d, d, generator=g, dtype=torch.float64) / d ** 0.5).to(device=device, dtype=dtype)
+        b = (0.5 * torch.randn(d, generator=g, dtype=torch.float64)).to(device=device, dtype=dtype)
         layers.append(lambda h, W=W, b=b: torch.tanh(h @ W.T + b))
     return layers
 

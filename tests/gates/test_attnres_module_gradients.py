@@ -16,7 +16,10 @@ legitimately zero: q . (g v) = 0), in both modes, with and without learned gains
   instance per tensor; for queries and gains every sublayer's row must get one, except layer 1's
   (row 0): layer 1 attends b_0 alone, a one-source softmax is 1 whatever the score, so its row has
   no effect and a zero gradient there is the right answer (fixture attnres.module_alive checks
-  that the oracle's output does not move with it either).
+  that the oracle's output does not move with it either);
+- gradient_reach whatever the names: the module as built, every parameter it holds (named_parameters(),
+  a package's own names) moved to seeded values, in float64 or else float32: h1 and each parameter get a
+  non-zero gradient (a package with per-layer query parameters or no output query is held too).
 """
 from __future__ import annotations
 
@@ -24,9 +27,9 @@ import pytest
 import torch
 
 from fidelity.gates.compare import assert_bound
-from fidelity.gates.gradient_reach import dead_gradients
+from fidelity.gates.gradient_reach import assert_gradients_reach, dead_gradients
 from fidelity.gates.jacobians import assert_gradcheck_every_tensor
-from attnres_sublayers import seeded_block_module
+from attnres_sublayers import seeded_block_module, tanh_sublayers
 
 MECH = "block_attnres"
 MODES = ["direct", "two_phase"]
@@ -86,3 +89,26 @@ def test_the_input_and_every_parameter_of_the_block_module_receive_a_gradient(su
     else:
         assert_bound(len(dead), at_most=0, reading_name="dead_gradients",
                      what=f"{name} gets no gradient or an all-zero one ({mode}, {backward})")
+
+
+@pytest.mark.gate(equations=["attnres.eq1", "attnres.eq2", "attnres.eq5", "attnres.eq6", "attnres.alg1"],
+                  mechanism=MECH, gate_class="gradient_reach")
+@pytest.mark.parametrize("mode", MODES)
+def test_h1_and_every_parameter_the_block_module_holds_receive_a_gradient_whatever_their_names(subject, device, mode):
+    """The module as its factory builds it (no optional argument), every parameter it holds moved to seeded
+    values by named_parameters() (so a package's own names do: its per-layer queries count as parameters too),
+    one backward of h_out under a seeded cotangent: h1 and each parameter get a non-zero gradient. In float64
+    where the subject computes in it, else float32 (a gradient that arrives needs no precision). Reading: the
+    number of tensors with no gradient or an all-zero one, each named in the message."""
+    dtype = torch.float64 if subject.supports(MECH, dtype=torch.float64) else torch.float32
+    g = torch.Generator().manual_seed(20261219)
+    module = subject.get(MECH)(tanh_sublayers(g, L, D, device, dtype), D, N, mode=mode, dtype=dtype, device=device)
+    params = dict(module.named_parameters())
+    with torch.no_grad():
+        for p in params.values():
+            p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64).to(p))
+    h1 = torch.randn(2, D, generator=g, dtype=torch.float64).to(dtype=dtype, device=device).requires_grad_(True)
+    in_dtype = str(dtype).removeprefix("torch.")
+    assert_gradients_reach(lambda: module(h1), {"h1": h1, **params},
+                           what=f"d h_out / d (h1 and every parameter the module holds) ({mode}, {in_dtype}); each one "
+                                "named here is dead")

@@ -12,8 +12,9 @@ state entries that differ. Each case runs with the forward alone and with a back
 are results too: a counter in a hand-written backward is state as well).
 
 Depth attention: sources [3, 2, 4], query and gain from a seeded generator, cotangents on h and
-alpha; both dtypes. The module: L = 5 tanh sublayers in N = 2 blocks, seeded non-zero
-pseudo-queries, float32, both modes, with the cotangent on h_out for the backward.
+alpha; both dtypes. The module: L = 5 tanh sublayers in N = 2 blocks, every parameter it holds (by
+named_parameters(), so any package's names) at seeded non-zero values, float32, both modes, with the
+cotangent on h_out for the backward.
 """
 from __future__ import annotations
 
@@ -24,7 +25,6 @@ from fidelity.gates.optional_inputs import optional_input
 from fidelity.gates.routes import require_gradient, routed
 from fidelity.gates.statelessness import assert_stateless
 from fidelity.mechanisms.depth_attention import SCORE_CONVENTIONS
-from fidelity.subjects.subject import NotRun
 
 ROUTES = ["autograd", "manual"]
 MODES = ["direct", "two_phase"]
@@ -89,8 +89,9 @@ def _tanh_sublayers(g: torch.Generator, count: int, d: int, dtype, device):
 @pytest.mark.parametrize("mode", MODES)
 def test_one_block_module_reused_gives_the_same_bits_on_every_call(subject, device, mode, with_backward):
     """One module from the factory, called on h1 of A, of B, of A again: h_out (and the gradients of h1 and
-    the pseudo-queries) of both A calls identical, bit for bit, and no state of the module or the
-    implementation changed."""
+    every parameter) of both A calls identical, bit for bit, and no state of the module or the
+    implementation changed. Every parameter the module holds, whatever a package names it, is moved to
+    seeded values first (at zero queries every score is 0, and a state that scales the scores is hidden)."""
     if with_backward:
         require_gradient(subject, "block_attnres")
     L, N, d, dtype = 5, 2, 4, torch.float32
@@ -98,17 +99,15 @@ def test_one_block_module_reused_gives_the_same_bits_on_every_call(subject, devi
     module = subject.get("block_attnres")(_tanh_sublayers(g, L, d, dtype, device), d, N, mode=mode, dtype=dtype,
                                           device=device)
     params = dict(module.named_parameters())
-    for name in ("queries", "output_query"):
-        if name not in params:
-            raise NotRun(f"the module has no parameter {name!r} (the interface's pseudo-queries)")
+    for p in params.values():
         with torch.no_grad():
-            params[name].copy_(_seeded(*params[name].shape, g=g).to(dtype=dtype, device=device))
+            p.copy_(_seeded(*p.shape, g=g).to(dtype=p.dtype, device=p.device))
 
     def call_on(seed):
         g = torch.Generator().manual_seed(seed)
         h1 = _seeded(2, d, g=g).to(dtype=dtype, device=device).requires_grad_(True)
         cot = _seeded(2, d, g=g).to(dtype=dtype, device=device)
-        leaves = [h1, params["queries"], params["output_query"]]
+        leaves = [h1, *params.values()]
 
         def call():
             with torch.enable_grad():
@@ -116,7 +115,7 @@ def test_one_block_module_reused_gives_the_same_bits_on_every_call(subject, devi
                 if not with_backward:
                     return {"h_out": out}
                 grads = torch.autograd.grad((out * cot).sum(), leaves, allow_unused=True)
-            return {"h_out": out, **dict(zip(("d h1", "d queries", "d output_query"), _present(grads, leaves)))}
+            return {"h_out": out, **dict(zip(["d h1", *(f"d {name}" for name in params)], _present(grads, leaves)))}
         return call
 
     assert_stateless(call_on(SEED_A), call_on(SEED_B), modules={"module": module},
