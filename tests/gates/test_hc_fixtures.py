@@ -57,7 +57,20 @@ def _run_layers(subject, H, Ws, n, dynamic, dtype, device):
 
 CASES_EQ14 = ["replicated", "distinct"]
 QUANTITIES_ZERO = ["out", "static_out", "out_vs_static", "B", "A_m", "A_r"]
-QUANTITIES_DYNAMIC = ["out", "h0", "H_bar", "B", "A_m", "A_r"]
+# What each DHC quantity checks (its findings are listed under these alone): out the whole layer; h_0 the
+# input mix (Eq. 12 through Eq. 3's width connection, after Eq. 10's norm); H_bar Eq. 10; B Eq. 11 (the
+# depth connections of Eq. 6); A_m, A_r Eqs. 12 and 13 (the width connections of Eq. 7); each on Eq. 8's matrix.
+DYNAMIC_CHECKS = {
+    "out": ("hc.eq8", "hc.eq9", "hc.eq10", "hc.eq11", "hc.eq12", "hc.eq13", "hc.eq3", "hc.eq5", "hc.eq6", "hc.eq7",
+            "hc.alg2", "hc.alg3"),
+    "h0": ("hc.eq8", "hc.eq10", "hc.eq12", "hc.eq3", "hc.eq7", "hc.alg3"),
+    "H_bar": ("hc.eq10", "hc.alg2"),
+    "B": ("hc.eq8", "hc.eq10", "hc.eq11", "hc.eq6", "hc.alg2"),
+    "A_m": ("hc.eq8", "hc.eq10", "hc.eq12", "hc.eq7", "hc.alg2"),
+    "A_r": ("hc.eq8", "hc.eq10", "hc.eq13", "hc.eq7", "hc.alg2"),
+}
+QUANTITIES_DYNAMIC = [pytest.param(q, marks=pytest.mark.gate_checks(*checks), id=q)
+                      for q, checks in DYNAMIC_CHECKS.items()]
 
 
 @pytest.mark.gate(equations=["hc.eq1", "hc.eq2", "hc.eq3", "hc.eq4", "hc.eq5", "hc.eq6", "hc.eq7", "hc.eq14",

@@ -20,7 +20,16 @@ UNIT_SCALE_TOL = Tolerance(eps_multiple=64, floor=1.0)  # max|H - I| = 1 - H_ii:
 UNWIRED_IN_SLICED = ("phi_pre", "alpha_pre", "b_pre")  # mhc.layout.sliced: H_pre computed, never read
 TABLE5_ALPHA_INIT = spec_value("mhc.table5.alpha_init")  # "Gating Factor Init alpha" (App. A.1, Table 5): 0.01
 PARAM_COUNT_PARTS = ["total", "shapes", "unwired_pre"]
-INIT_QUANTITIES = ["H_post", "H_pre", "H_res", "identity_distance", "alphas"]
+# What each init quantity checks (its findings are listed under these alone): the coefficients are the
+# biases and zero phi through Eq. 8's activations, H_res through Eq. 9's Sinkhorn; the alphas are Table 5's.
+INIT_CHECKS = {
+    "H_post": ("mhc.init_static_bias", "mhc.init_dynamic", "mhc.eq8"),
+    "H_pre": ("mhc.init_static_bias", "mhc.init_dynamic", "mhc.eq8"),
+    "H_res": ("mhc.init_static_bias", "mhc.init_dynamic", "mhc.eq9"),
+    "identity_distance": ("mhc.init_static_bias", "mhc.init_dynamic", "mhc.eq9"),
+    "alphas": ("mhc.table5.alpha_init",),
+}
+INIT_QUANTITIES = [pytest.param(q, marks=pytest.mark.gate_checks(*checks), id=q) for q, checks in INIT_CHECKS.items()]
 
 
 def _count(fx_group: dict, field: str) -> torch.Tensor:
