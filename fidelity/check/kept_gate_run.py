@@ -22,7 +22,6 @@ from fidelity import cache, project
 from fidelity.evidence import jsonio
 from fidelity.perturb import gate_index
 from fidelity.perturb.clean_run_inputs import InputsNow
-from fidelity.perturb.harness_sources import configured_modules
 
 FILE_NAME = "check-gate-run.json"
 SCHEMA = "fidelity.check-gate-run/1"
@@ -40,8 +39,7 @@ def keys_of(here: project.Project, items: list[dict]) -> dict[str, str | None]:
     name their targets too) as its inputs are now."""
     items = [{**it, "file": it["nodeid"].split("::", 1)[0]} for it in items]
     index = gate_index.GateIndex(key="", items=items)
-    inputs = InputsNow(here.root, [here.relative(here.gates)], here.fixtures, index, dict(os.environ),
-                       configured_modules(here.root))
+    inputs = InputsNow(here.root, [here.relative(here.gates)], here.fixtures, index, dict(os.environ))
     return {it["nodeid"]: inputs.key(it) for it in items}
 
 

@@ -42,7 +42,7 @@ class InputsNow:
     (gate_index.GateIndex.items). Make one per run: a file edited after it was made is not seen."""
 
     def __init__(self, root: str | os.PathLike, test_paths: list[str], fixtures_dir: str | os.PathLike,
-                 index: gate_index.GateIndex, env: dict | None = None, config_modules: tuple[str, ...] = ()):
+                 index: gate_index.GateIndex, env: dict | None = None):
         self.root = Path(root).resolve()
         self._search = locate.child_search_path(str(self.root))
         self._sha: dict[str, str | None] = {}
@@ -60,7 +60,7 @@ class InputsNow:
         if fixtures.is_dir():
             for f in sorted(p for p in fixtures.rglob("*") if p.is_file()):
                 shared.update(self._named_sha(f))
-        for f in harness_sources.files(config_modules + gate_index.subject_modules(env), self._search):
+        for f in harness_sources.files(gate_index.harness_modules(self.root, env), self._search):
             if str(f) not in target_files:
                 shared.update(self._named_sha(f))
         self._shared = shared.hexdigest()

@@ -131,6 +131,12 @@ def subject_modules(env) -> tuple[str, ...]:
     return tuple(ref.split(":", 1)[0] for ref in (env.get(SUBJECT_VARIABLES[0]) or "").split(",") if ref.strip())
 
 
+def harness_modules(repo_root: str | os.PathLike, env) -> tuple[str, ...]:
+    """The modules besides the fidelity package whose sources decide a gate run of the project at `repo_root`
+    under `env`: those it configures as subjects and mechanisms, and those of the subjects `env` adds."""
+    return harness_sources.configured_modules(repo_root) + subject_modules(env)
+
+
 def index_key(test_paths: list[str], repo_root: str | os.PathLike, env: dict | None = None) -> str:
     """sha256 over the names and contents of everything that decides collection: the test files and
     configuration, the subject variables of `env` (default os.environ) and the sources that say what each
@@ -140,9 +146,8 @@ def index_key(test_paths: list[str], repo_root: str | os.PathLike, env: dict | N
     h.update(f"format {INDEX_FORMAT}\n".encode())
     h.update(json.dumps(sorted(test_paths)).encode())
     h.update(subject_setting(env).encode())
-    modules = harness_sources.configured_modules(root) + subject_modules(env)
     search = locate.child_search_path(str(root))
-    for f in hashed_files(test_paths, root) + harness_sources.files(modules, search):
+    for f in hashed_files(test_paths, root) + harness_sources.files(harness_modules(root, env), search):
         h.update(paths.rel_to_root(f, root).encode() + b"\0")  # a moved or copied checkout keeps its index
         h.update((jsonio.sha256_file(f) or "missing").encode() + b"\n")
     return h.hexdigest()

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from fidelity.perturb import gate_index
 from fidelity.perturb.clean_run_inputs import InputsNow
-from fidelity.perturb.harness_sources import configured_modules
 from fidelity.perturb.clean_run_store import CleanRunStore
 from fidelity.perturb.launch import ChildRun
 
@@ -25,7 +24,7 @@ class KeptCleanRuns:
     @classmethod
     def for_run(cls, records_root: Path, root: Path, test_paths: list[str], fixtures: Path,
                 index: gate_index.GateIndex, env: dict, instances: set[str]) -> "KeptCleanRuns":
-        inputs = InputsNow(root, test_paths, fixtures, index, env, configured_modules(root))
+        inputs = InputsNow(root, test_paths, fixtures, index, env)
         items = {it["nodeid"]: it for it in index.items}
         return cls(CleanRunStore(records_root), {n: inputs.key(items[n]) for n in sorted(instances) if n in items})
 
