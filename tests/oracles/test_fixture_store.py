@@ -143,11 +143,7 @@ def test_load_default_directory():
     assert obj["id"] == "mhc.eq3_sliced" and obj["oracle"] == "fidelity.oracles.mhc.eq3_sliced"
 
 
-heard: list[str] = []  # the store's read events this process raised (an audit hook stays once added)
-sys.addaudithook(lambda event, args: heard.append(args[0]) if event == READ_AUDIT_EVENT else None)
-
-
-def test_a_loaded_fixture_is_the_callers_own_and_a_rewritten_file_is_read_again(tmp_path):
+def test_a_loaded_fixture_is_the_callers_own_and_a_rewritten_file_is_read_again(tmp_path, monkeypatch):
     """load keeps each parsed file for the next call (a gate suite reads each fixture thousands of times):
     what one caller changes in its copy never reaches the next, and a file written since is read anew."""
     shutil.copy(COMMITTED / "mhc.eq3_sliced.json", tmp_path / "mhc.eq3_sliced.json")
@@ -158,9 +154,11 @@ def test_a_loaded_fixture_is_the_callers_own_and_a_rewritten_file_is_read_again(
     assert again == json.loads((COMMITTED / "mhc.eq3_sliced.json").read_text()) and again["expected"]
     assert fs.load_shared("mhc.eq3_sliced", tmp_path) is fs.load_shared("mhc.eq3_sliced", tmp_path)
     # a fixture handed out again opens no file: the store says it read it (the gates' fixtures_read hears it)
-    heard.clear()
+    heard = []
+    monkeypatch.setattr(sys, "audit", lambda event, *args: heard.append((event, *args)))
     fs.load("mhc.eq3_sliced", tmp_path)
-    assert heard == [str(tmp_path / "mhc.eq3_sliced.json")]
+    monkeypatch.undo()
+    assert heard == [(READ_AUDIT_EVENT, str(tmp_path / "mhc.eq3_sliced.json"))]
 
     rewritten = json.loads((tmp_path / "mhc.eq3_sliced.json").read_text())
     rewritten["derivation"] = ["written since the last load"]

@@ -43,13 +43,18 @@ def test_the_index_key_moves_with_the_source_of_a_subject_the_run_adds(tmp_path)
     assert gate_index.index_key(TEST_PATHS, repo, env) != before
 
 
-def test_run_mode_records_outcomes_readings_and_fixtures_per_instance(tmp_path):
-    repo = make_toy_repo(tmp_path / "repo")
-    job = {"mode": "run", "args": [GATE_ADD, GATE_NEG, GATE_SCALE], "rootdir": str(repo),
-           "fixtures_dir": str(repo / "fixtures"), "patch": None}
+def _run_unpatched(repo, args: list[str], tmp_path) -> launch.ChildRun:
+    """A run-mode child of the toy repo on `args`, no patch, that ended normally."""
+    job = {"mode": "run", "args": args, "rootdir": str(repo), "fixtures_dir": str(repo / "fixtures"), "patch": None}
     child = launch.run_child(job, workdir=tmp_path / "work", label="plain", cwd=str(repo),
                              env=launch.child_env(str(repo)), timeout_s=60)
     assert child.status == "ok", child.output_tail
+    return child
+
+
+def test_run_mode_records_outcomes_readings_and_fixtures_per_instance(tmp_path):
+    repo = make_toy_repo(tmp_path / "repo")
+    child = _run_unpatched(repo, [GATE_ADD, GATE_NEG, GATE_SCALE], tmp_path)
     items = {i["nodeid"]: i for i in child.items}
     assert set(items) == {f"{GATE_ADD}[1.0]", f"{GATE_ADD}[2.0]", GATE_NEG, GATE_SCALE}
     assert all(i["outcome"] == "passed" for i in items.values())
@@ -75,11 +80,7 @@ def test_a_fixture_the_store_hands_out_again_without_opening_it_is_still_read_by
         f"def test_opens():\n    open({str(fixture)!r}).close()\n\n"
         f"def test_handed_out_again():\n    sys.audit({READ_AUDIT_EVENT!r}, {str(fixture)!r})\n\n"
         "def test_reads_nothing():\n    pass\n")
-    job = {"mode": "run", "args": ["tests/toygate_kept.py"], "rootdir": str(repo),
-           "fixtures_dir": str(repo / "fixtures"), "patch": None}
-    child = launch.run_child(job, workdir=tmp_path / "work", label="kept", cwd=str(repo),
-                             env=launch.child_env(str(repo)), timeout_s=60)
-    assert child.status == "ok", child.output_tail
+    child = _run_unpatched(repo, ["tests/toygate_kept.py"], tmp_path)
     read = {i["nodeid"].split("::")[1]: i["fixtures_read"] for i in child.items}
     assert read == {"test_opens": [str(fixture)], "test_handed_out_again": [str(fixture)], "test_reads_nothing": []}
 
@@ -103,11 +104,7 @@ def test_a_failure_inside_a_checking_block_is_attributed_to_the_equations_it_nam
         "    with checking('toy.c'):\n"
         "        assert part != 'misspelled', 'an equation the gate does not hold'\n"
         "    assert part != 'unwrapped', 'outside every block'\n")
-    job = {"mode": "run", "args": ["tests/toygate_parts.py"], "rootdir": str(repo),
-           "fixtures_dir": str(repo / "fixtures"), "patch": None}
-    child = launch.run_child(job, workdir=tmp_path / "work", label="parts", cwd=str(repo),
-                             env=launch.child_env(str(repo)), timeout_s=60)
-    assert child.status == "ok", child.output_tail
+    child = _run_unpatched(repo, ["tests/toygate_parts.py"], tmp_path)
     items = {i["nodeid"].split("[")[1].rstrip("]"): i for i in child.items}
     assert {part: (i["kind"], i["checks"]) for part, i in items.items()} == {
         "a": ("assertion", ["toy.a"]), "b": ("assertion", ["toy.b"]), "outer": ("assertion", ["toy.a", "toy.b"]),
