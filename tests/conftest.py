@@ -2,17 +2,27 @@
 
 Triton kernels run on the CPU in Triton's interpreter, which must be chosen
 before any kernel module is imported: without a CUDA device we set
-TRITON_INTERPRET=1 here, at the root conftest, which pytest loads first.
+TRITON_INTERPRET=1 here, at the root conftest's configure hook, which runs
+before any test module is collected.
 """
 import os
 
-import torch
-
-if not torch.cuda.is_available():
-    os.environ.setdefault("TRITON_INTERPRET", "1")
-
-
 import pytest
+
+
+def pytest_configure(config):
+    if _xdist_controller(config):
+        return  # it collects and runs nothing: torch's import (~1.5 s) would only delay its workers' start
+    import torch
+
+    if not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+
+
+def _xdist_controller(config) -> bool:
+    """A pytest-xdist controller that hands every test to its workers (each decides for itself)."""
+    return (not hasattr(config, "workerinput") and getattr(config.option, "dist", "no") != "no"
+            and not config.option.collectonly)
 
 
 @pytest.fixture(autouse=True)
