@@ -1,8 +1,10 @@
 """Whether a record is CURRENT: what ran is still what is there.
 
-A record is current while the gate file, the target's source and every fixture it read hash as
-recorded (the target is found again by its module name on the import path a child of this project
-has now, wherever it is installed), and, when the perturbation is given, its edits are unchanged.
+A record is current while the gate file, the target's source, every fixture it read and the gate's
+helpers (gate_helpers.py: its conftests, the helper modules and gate library modules it imports) hash
+as recorded (the target and the library modules are found again by module name on the import path a
+child of this project has now, wherever it is installed), and, when the perturbation is given, its
+edits are unchanged.
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import os
 from typing import Mapping
 
 from fidelity.evidence import jsonio
+from fidelity.evidence.gate_helpers import GateHelpers
 from fidelity.evidence.paths import resolve
 from fidelity.evidence.record import EvidenceRecord, edits_sha256
 from fidelity.targets import locate
@@ -26,6 +29,8 @@ class ProjectNow:
         self._sha: dict[str, str | None] = {}
         self._targets: dict[str, tuple[str | None, str | None]] = {}
         self._search: list[str] | None = None
+        self._helpers: GateHelpers | None = None
+        self._helper_sha: dict[str, dict[str, str | None]] = {}
 
     def sha256(self, path: str) -> str | None:
         """The sha256 of `path` (as a record names it) now; None when it is missing."""
@@ -33,13 +38,26 @@ class ProjectNow:
             self._sha[path] = jsonio.sha256_file(resolve(path, self.root))
         return self._sha[path]
 
+    def search(self) -> list[str]:
+        """The import path a child of this project has."""
+        if self._search is None:
+            self._search = locate.child_search_path(str(self.root))
+        return self._search
+
+    def helper_sha256(self, gate_file: str) -> dict[str, str | None]:
+        """name -> sha256 of each of the gate file's helpers now (gate_helpers.py)."""
+        if gate_file not in self._helper_sha:
+            if self._helpers is None:
+                self._helpers = GateHelpers(self.root, self.search())
+            self._helper_sha[gate_file] = {name: jsonio.sha256_file(str(path))
+                                           for name, path in self._helpers.of(gate_file).items()}
+        return self._helper_sha[gate_file]
+
     def target_sha256(self, module: str) -> tuple[str | None, str | None]:
         """(sha256 of the source a child would import for `module`, None) or (None, why it cannot be found)."""
         if module not in self._targets:
-            if self._search is None:
-                self._search = locate.child_search_path(str(self.root))
             try:
-                self._targets[module] = (jsonio.sha256_file(locate.find_source(module, self._search)), None)
+                self._targets[module] = (jsonio.sha256_file(locate.find_source(module, self.search())), None)
             except TargetNotFound as exc:
                 self._targets[module] = (None, str(exc))
         return self._targets[module]
@@ -62,6 +80,8 @@ def staleness(record: EvidenceRecord, repo_root: str | os.PathLike,
             reasons.append(f"{what} {path} is missing")
         elif sha_now != sha:
             reasons.append(f"{what} {path} changed")
+    if record.gate_file:
+        reasons += _helper_staleness(record.hashes.get("helpers"), now.helper_sha256(record.gate_file))
     if perturbation is not None:
         if perturbation.get("id") != record.perturbation:
             reasons.append(f"record is for {record.perturbation}, not {perturbation.get('id')}")
@@ -85,3 +105,14 @@ def _target_staleness(module: str | None, sha: str | None, now: ProjectNow) -> l
     if sha_now != sha:
         return [f"target source {module} changed"]
     return []
+
+
+def _helper_staleness(recorded, now: dict[str, str | None]) -> list[str]:
+    """Why the gate's helpers (name -> sha256) are not those recorded: one changed, or the gate imports
+    another set of them."""
+    if not isinstance(recorded, dict):
+        return ["gate helpers: no hash recorded"]
+    reasons = [f"gate helper {name} changed" for name in sorted(set(recorded) & set(now)) if recorded[name] != now[name]]
+    reasons += [f"the gate no longer imports {name}" for name in sorted(set(recorded) - set(now))]
+    reasons += [f"the gate now imports {name}" for name in sorted(set(now) - set(recorded))]
+    return reasons

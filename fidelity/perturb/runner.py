@@ -87,6 +87,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from fidelity.evidence import jsonio, paths, record, staleness, store
+from fidelity.evidence.gate_helpers import GateHelpers
 from fidelity.perturb import gate_index, launch, outcomes
 from fidelity.perturb import batch as batch_mod
 from fidelity.perturb import clean_runs
@@ -333,6 +334,7 @@ class _Run:
     selected: list[str] = field(default_factory=list)    # the gates of `todo`, run clean in the baseline
     selected_instances: set[str] = field(default_factory=set)
     watched: list[str] = field(default_factory=list)     # files hashed before the baseline and after green after
+    helpers: GateHelpers | None = None                   # each gate file's helpers (evidence.gate_helpers)
     hashes_before: dict[str, str | None] = field(default_factory=dict)
     kept: KeptCleanRuns = field(default_factory=KeptCleanRuns.disabled)  # clean runs kept from earlier runs
     kept_runs: dict[str, int] = field(default_factory=dict)   # per selected instance: kept clean runs before this run
@@ -552,7 +554,8 @@ def _select_baseline(r: _Run) -> None:
 
 def _hash_watched_files(r: _Run) -> None:
     """Sets r.watched and r.hashes_before (step 7 compares them after green after)."""
-    r.watched = _watched_files(r.patches, r.todo, r.index, r.selected, r.s.root, r.s.fixtures)
+    r.helpers = GateHelpers(r.s.root, locate.child_search_path(str(r.s.root)))
+    r.watched = _watched_files(r.patches, r.todo, r.index, r.selected, r.s.root, r.s.fixtures, r.helpers)
     r.hashes_before = {f: jsonio.sha256_file(f) for f in r.watched}
     for p in r.todo:  # the text each patch was computed on is the "before" of its target
         r.hashes_before[r.patches[p["id"]].path] = r.patches[p["id"]].original_sha256
@@ -967,7 +970,7 @@ def _write_records(r: _Run, p: dict, vers: dict, now: str) -> None:
     for o in pr.outcomes:
         # counted up to CLEAN_RUNS: a record that says "enough" does not change with every run
         runs = min(r.result.baseline["clean_runs_of"].get(o.gate, 0), record.CLEAN_RUNS)
-        rec = _record(p, pr, patch, o, root, r.hashes_before, vers, now, runs)
+        rec = _record(p, pr, patch, o, root, r.hashes_before, vers, now, runs, r.helpers.of(o.gate_file))
         path = store.write_record(records_root, rec)
         written.add(path.name)
         r.result.evidence.append(paths.rel_to_root(path, root))
@@ -995,9 +998,11 @@ def shared_zygote(repo_root: str | os.PathLike = ".", jobs: int | None = None,
     return warm_start_mod.LazyZygote(str(root), _base_env(root, [str(_abs(p, root)) for p in pythonpath], _jobs(jobs)))
 
 
-def _watched_files(patches, todo, index, selected, root: Path, fixtures: Path) -> list[str]:
+def _watched_files(patches, todo, index, selected, root: Path, fixtures: Path, helpers: GateHelpers) -> list[str]:
     files = {patches[p["id"]].path for p in todo}
-    files |= {str(root / index.file_of(g)) for g in selected}
+    gate_files = {index.file_of(g) for g in selected}
+    files |= {str(root / f) for f in gate_files}
+    files |= {str(path) for f in gate_files for path in helpers.of(f).values()}
     if fixtures.is_dir():
         files |= {str(f) for f in fixtures.rglob("*") if f.is_file()}
     return sorted(files)
@@ -1138,9 +1143,9 @@ def _gate_result(g: str, index, child: launch.ChildRun, p: dict, root: Path, exp
 
 
 def _record(p, pr: PerturbationResult, patch, o: GateResult, root: Path, hashes_before, vers, now,
-            runs: int) -> dict:
-    def sha(path: str) -> str | None:
-        full = str(paths.resolve(path, root))
+            runs: int, helpers: dict[str, Path]) -> dict:
+    def sha(path: str | Path) -> str | None:
+        full = str(paths.resolve(str(path), root))
         return hashes_before.get(full) or jsonio.sha256_file(full)
 
     pred = None
@@ -1172,6 +1177,7 @@ def _record(p, pr: PerturbationResult, patch, o: GateResult, root: Path, hashes_
             "gate_file": sha(o.gate_file),
             "target_source": patch.original_sha256,
             "fixtures": {fx: sha(fx) for fx in o.fixtures_read},
+            "helpers": {name: sha(path) for name, path in helpers.items()},
         },
         "versions": vers,
         "recorded_at": now,

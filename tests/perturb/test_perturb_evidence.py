@@ -36,7 +36,10 @@ def test_one_record_per_gate_and_perturbation_valid_deterministic_json(main_run)
     assert rec["outcome"] == "red_by_assertion" and rec["green_after"] is True and rec["listed"] is True
     assert rec["reading"] == 1 / 1.5
     assert rec["predicted"] == {"reading": 0.625, "note": "a deliberately different prediction"}
-    assert set(rec["hashes"]) == {"gate_file", "target_source", "fixtures"}
+    assert set(rec["hashes"]) == {"gate_file", "target_source", "fixtures", "helpers"}
+    # its conftest and the gate library module it imports, by path and by module name (gate_helpers.py)
+    assert {"tests/conftest.py", "fidelity.gates.readings"} <= set(rec["hashes"]["helpers"])
+    assert rec["hashes"]["helpers"]["tests/conftest.py"] == jsonio.sha256_file(main_run.repo / "tests" / "conftest.py")
     assert list(rec["hashes"]["fixtures"]) == ["fixtures/add_case.json"]
     assert rec["hashes"]["target_source"] == jsonio.sha256_file(main_run.repo / "toysubj" / "arith.py")
     assert [i["nodeid"] for i in rec["instances"]] == [f"{GATE_ADD}[1.0]", f"{GATE_ADD}[2.0]"]
@@ -86,6 +89,15 @@ def test_changed_gate_file_makes_evidence_stale(main_run, tmp_path):
     assert any("gate file tests/toygate_arith.py changed" in r for j in acc[GATE_ADD].stale for r in j.stale_reasons)
 
 
+def test_a_changed_conftest_makes_the_evidence_of_the_gates_below_it_stale(main_run, tmp_path):
+    repo = _copy(main_run, tmp_path)
+    conftest = repo / "tests" / "conftest.py"
+    conftest.write_text(conftest.read_text() + "\n# edited\n")
+    recs = store.load_all(evidence_root(repo / "reports"))
+    assert recs and all("gate helper tests/conftest.py changed" in staleness(r, repo) for r in recs)
+    assert _acceptance(repo)[GATE_ADD].accepted is False
+
+
 def test_changed_target_makes_evidence_stale(main_run, tmp_path):
     repo = _copy(main_run, tmp_path)
     target = repo / "toysubj" / "arith.py"
@@ -129,5 +141,5 @@ def test_committed_evidence_holds_no_path_of_the_machine_that_recorded_it():
     assert records
     for path in records:
         r = json.loads(path.read_text())
-        named = [r["spec_file"], r["gate_file"], r["target_file"], *r["hashes"]["fixtures"]]
+        named = [r["spec_file"], r["gate_file"], r["target_file"], *r["hashes"]["fixtures"], *r["hashes"]["helpers"]]
         assert not any(Path(p.split(":")[0]).is_absolute() for p in named), (path.name, named)

@@ -34,6 +34,7 @@ from fidelity.evidence import store
 from fidelity.evidence.paths import evidence_root
 from fidelity.evidence.record import SCHEMA, edits_sha256
 from fidelity.evidence.record import CLEAN_RUNS
+from fidelity.evidence.staleness import ProjectNow
 from fidelity.targets.patching import apply_edits, unified_diff
 from fidelity.spec.loader import SCHEMA_FILE
 
@@ -247,7 +248,8 @@ class Toy:
                            "skip_reason": None, "readings": readings or {}}],
             "green_after": green_after, "clean_runs": CLEAN_RUNS, "patch_served": 1,
             "hashes": {"gate_file": sha(gate_file), "target_source": sha(self.module),
-                       "fixtures": {str(fx): sha(fx)} if fixtures else {}},
+                       "fixtures": {str(fx): sha(fx)} if fixtures else {},
+                       "helpers": ProjectNow(self.root).helper_sha256(str(gate_file))},  # as they are now
             "versions": {"python": "3.11.7", "torch": "2.13.0+cpu", "pytest": "8", "fidelity": "0.1.0",
                          "platform": "linux"},
             "recorded_at": recorded_at,
