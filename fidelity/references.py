@@ -23,10 +23,25 @@ def resolve(ref: str) -> object:
     try:
         obj = importlib.import_module(module_name)
     except Exception as exc:
-        raise UnresolvedReference(f"{ref!r}: module {module_name!r} does not import: {one_line(exc)}") from None
+        raise UnresolvedReference(f"{ref!r}: module {module_name!r} does not import: "
+                                  f"{_raised_where(module_name, exc)}{one_line(exc)}") from None
     for part in qualname.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
             raise UnresolvedReference(f"{ref!r}: module {module_name!r} has no attribute {qualname!r}") from None
     return obj
+
+
+def _raised_where(module_name: str, exc: BaseException) -> str:
+    """'line 25 of adapter.py raised ' when the module's own code raised (a Subject built without an
+    argument it needs), so the reader looks at that line, not at the import path; '' when the module
+    was not found or raised nowhere in itself."""
+    import os
+    import traceback
+
+    line = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if frame.f_globals.get("__name__") == module_name:
+            line = (os.path.basename(frame.f_code.co_filename), lineno)
+    return f"line {line[1]} of {line[0]} raised " if line else ""

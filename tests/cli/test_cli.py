@@ -203,10 +203,12 @@ def test_check_subject_whose_gate_run_breaks_is_red_with_the_reason(capsys, monk
     ("nope:X", "'nope:X': module 'nope' does not import: ModuleNotFoundError"),
     ("fidelity.subjects.registry:Missing", "module 'fidelity.subjects.registry' has no attribute 'Missing'"),
     ("no-such-package", "no subject named 'no-such-package'; known: torch"),
-    ("broken_on_import_for_fidelity:SUBJECT", "does not import: RuntimeError: boom at import"),
+    # the line of the module that raised, so a Subject built without an argument points at itself
+    ("broken_on_import_for_fidelity:SUBJECT",
+     "does not import: line 2 of broken_on_import_for_fidelity.py raised RuntimeError: boom at import"),
 ])
 def test_check_bad_subject_reference_is_one_line_and_exit_2(ref, says, capsys, tmp_path, monkeypatch):
-    (tmp_path / "broken_on_import_for_fidelity.py").write_text("raise RuntimeError('boom at import')\n")
+    (tmp_path / "broken_on_import_for_fidelity.py").write_text("import os\nraise RuntimeError('boom at import')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     code, _, err = run_cli(capsys, "check", "--subject", ref)
     assert code == 2 and says in err and "Traceback" not in err
