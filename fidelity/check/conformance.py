@@ -30,6 +30,10 @@ def _outcome(entry: dict) -> str:
     return "finding" if entry.get("kind", "assertion") == "assertion" else "error"
 
 
+def _equations(n: int) -> str:
+    return f"{n} equation" if n == 1 else f"{n} equations"
+
+
 def _reason(text: str) -> str:
     """'Skipped: not run: no CUDA device' -> 'not run: no CUDA device' (pytest's prefix says nothing)."""
     return re.sub(r"^Skipped:\s*", "", text) or text
@@ -147,7 +151,7 @@ def run(cat, args, say) -> dict:
     count = {k: sum(1 for v in verdicts if v["verdict"] == k) for k in VERDICTS}
     failing = failing_instances(verdicts)
     red = count["finding"] + count["error"]
-    say(f"conformance of {subject.name}: {count['passed']} equations passed, {count['finding']} with findings, "
+    say(f"conformance of {subject.name}: {_equations(count['passed'])} passed, {count['finding']} with findings, "
         f"{count['error']} with errors, {count['not run']} not run; {_instances(failing['findings'])} with a finding, "
         f"{failing['errors']} with an error (an instance holding several equations counted once)"
         + ("" if args.strict or not red else " (findings and errors do not fail this run; use --strict)"))
