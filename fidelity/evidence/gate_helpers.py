@@ -20,6 +20,7 @@ import ast
 import re
 from pathlib import Path
 
+from fidelity.evidence.paths import rel_to_root
 from fidelity.targets import locate
 from fidelity.targets.errors import TargetNotFound
 
@@ -35,7 +36,7 @@ class GateHelpers:
         self.root, self.search = Path(root).resolve(), search
         self._names: dict[Path, list[str]] = {}
         self._of: dict[Path, dict[str, Path]] = {}
-        self._resolved: dict[tuple, list] = {}
+        self._resolved: dict[tuple, tuple[str, Path, str | None] | None] = {}
 
     def of(self, gate_file: str | Path) -> dict[str, Path]:
         """name -> file for one gate file (module doc): a conftest or a local helper by its path relative
@@ -48,7 +49,7 @@ class GateHelpers:
     def _closure(self, gate_file: Path) -> dict[str, Path]:
         conftests = _conftests_above(gate_file, self.root)
         folders = [gate_file.parent] + [c.parent for c in conftests if c.parent != gate_file.parent]
-        found = {_relative(c, self.root): c for c in conftests}
+        found = {rel_to_root(c, self.root): c for c in conftests}
         todo, seen = [(gate_file, None)], {gate_file}  # (file, its package when it is a library module)
         while todo:
             file, package = todo.pop()
@@ -57,11 +58,12 @@ class GateHelpers:
             for name in self._names[file]:
                 if (name, *folders) not in self._resolved:
                     self._resolved[(name, *folders)] = _resolve(name, folders, self.root, self.search)
-                for key, path, library_package in self._resolved[(name, *folders)]:
-                    if path not in seen:
-                        seen.add(path)
-                        found[key] = path
-                        todo.append((path, library_package))
+                helper = self._resolved[(name, *folders)]
+                if helper is not None and helper[1] not in seen:
+                    key, path, library_package = helper
+                    seen.add(path)
+                    found[key] = path
+                    todo.append((path, library_package))
         return dict(sorted(found.items()))
 
 
@@ -107,25 +109,17 @@ def _imported_names(file: Path, package: str | None) -> list[str]:
     return [n for n in names if n]
 
 
-def _resolve(name: str, folders: list[Path], root: Path, search: list[str]):
-    """(key, file, package-if-library) for `name` when it is a local helper or a library module; else nothing."""
+def _resolve(name: str, folders: list[Path], root: Path, search: list[str]) -> tuple[str, Path, str | None] | None:
+    """(key, file, its package if a library module) when `name` is a local helper or a library module."""
     if name == LIBRARY or name.startswith(LIBRARY + "."):
         try:
             path = Path(locate.find_source(name, search)).resolve()
         except TargetNotFound:
-            return []  # `from fidelity.gates.x import a_function`: not a module
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        return [(name, path, package)]
+            return None  # `from fidelity.gates.x import a_function`: not a module
+        return name, path, (name if path.name == "__init__.py" else name.rpartition(".")[0])
     relative = Path(*name.split("."))
     for folder in folders:
         for candidate in (folder / relative.with_suffix(".py"), folder / relative / "__init__.py"):
             if candidate.is_file():
-                return [(_relative(candidate.resolve(), root), candidate.resolve(), None)]
-    return []
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
+                return rel_to_root(candidate.resolve(), root), candidate.resolve(), None
+    return None
