@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:  # torch is imported where a name is judged: a process that only reads declarations pays no torch
+    import torch
 
 ROUTES = ("autograd", "manual")
 """Gradient routes: "autograd" (torch differentiates the forward), "manual" (a hand-written backward)."""
@@ -18,6 +20,8 @@ def dtype_name(dtype: torch.dtype | str) -> str:
 
 def device_type(device: torch.device | str) -> str:
     """torch.device("cuda:1"), "cuda:1" or "cuda" -> "cuda"."""
+    import torch
+
     return torch.device(device).type
 
 
@@ -66,6 +70,8 @@ class Capability:
                 found.append(f"Capability.{name} must be a non-empty tuple of names, got {value!r}")
         if found:
             return tuple(found)
+        import torch
+
         for name in self.dtypes:
             if not isinstance(getattr(torch, str(name), None), torch.dtype):
                 found.append(f"Capability.dtypes: {name!r} is not a torch dtype name (e.g. 'float32')")

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
-
-import torch
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from fidelity.mechanisms.capability import Capability
 from fidelity.mechanisms.refusal import NotRun
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["Capability", "NotRun", "Subject"]
 
