@@ -13,8 +13,9 @@ nodes from a few hundred bytes).
 
 Speed: a file is parsed by libyaml's C parser when PyYAML has it, and the result kept per process
 keyed on the file's path and text (a changed file is parsed again; each caller gets its own copy of
-the data). A document the C parser rejects, or one that uses aliases, is parsed again by the Python
-loader, so every error (its line, its message) and the alias budget are exactly the Python loader's.
+the data). A document the C parser rejects, a key error, or more than MAX_ALIASES aliases is parsed again
+by the Python loader, so those errors (their line, their message) are exactly the Python loader's; the
+expansion budget walks the composed graph, the same nodes and lines whichever composer made it.
 """
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ except ImportError:
 
 if _CParser is not None:
     class _CJsonLikeLoader(_CParser, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
-        """The same loader on libyaml's parser and composer (no alias counting: see _has_alias)."""
+        """The same loader on libyaml's parser and composer (no alias counting: see _alias_uses)."""
 
         yaml_implicit_resolvers = _JsonLikeLoader.yaml_implicit_resolvers
 
@@ -91,6 +92,10 @@ class LineIndex:
         return self._lines.get((), None)
 
 
+class _Expanded(SpecError):
+    """The document expands past MAX_EXPANDED_NODES: a refusal either loader's graph decides alike."""
+
+
 class _Budget:
     """Nodes left to visit: an alias counts again wherever it is used, as it would once built."""
 
@@ -100,14 +105,14 @@ class _Budget:
     def spend(self, node: yaml.Node) -> None:
         self.left -= 1
         if self.left < 0:
-            raise SpecError(self.file, node.start_mark.line + 1, (),
+            raise _Expanded(self.file, node.start_mark.line + 1, (),
                             f"the document expands to more than {MAX_EXPANDED_NODES:,} nodes (YAML aliases "
                             f"repeated where they are used): refused before it is built")
 
 
-def _index(node: yaml.Node, path: tuple, index: LineIndex, file: Path, budget: _Budget) -> None:
-    budget.spend(node)
-    index.add(path, node.start_mark.line + 1)
+def _entries(node: yaml.Node, path: tuple, file: Path):
+    """(path, line of its key or None, node) of each value under `node`, in order; a key given twice in one
+    mapping is refused where the walk reaches it."""
     if isinstance(node, yaml.MappingNode):
         seen: dict = {}
         for key_node, value_node in node.value:
@@ -116,11 +121,68 @@ def _index(node: yaml.Node, path: tuple, index: LineIndex, file: Path, budget: _
                 raise SpecError(file, key_node.start_mark.line + 1, path + (key,),
                                 f"key given twice (first on line {seen[key]})")
             seen[key] = key_node.start_mark.line + 1
-            index.add(path + (key,), key_node.start_mark.line + 1)
-            _index(value_node, path + (key,), index, file, budget)
+            yield path + (key,), key_node.start_mark.line + 1, value_node
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _index(item, path + (i,), index, file, budget)
+            yield path + (i,), None, item
+
+
+def _index(node: yaml.Node, path: tuple, index: LineIndex, file: Path, budget: _Budget) -> None:
+    budget.spend(node)
+    index.add(path, node.start_mark.line + 1)
+    for child_path, key_line, child in _entries(node, path, file):
+        if key_line is not None:
+            index.add(child_path, key_line)
+        _index(child, child_path, index, file, budget)
+
+
+def _values(node: yaml.Node) -> list[yaml.Node]:
+    """The nodes `_entries` walks into (a mapping's values, a sequence's items), keys unjudged."""
+    if isinstance(node, yaml.MappingNode):
+        return [v for _, v in node.value]
+    return node.value if isinstance(node, yaml.SequenceNode) else []
+
+
+def _expanded_sizes(node: yaml.Node) -> dict[int, int] | None:
+    """id(node) -> the nodes `_index` visits under it (itself included, aliases counted wherever they are
+    used), each node sized once; None for a graph that reaches itself (the walk's RecursionError says so)."""
+    sizes: dict[int, int] = {}
+    open_ = set()
+    stack = [(node, False)]
+    while stack:
+        n, done = stack.pop()
+        if done:
+            open_.discard(id(n))
+            sizes[id(n)] = 1 + sum(sizes[id(c)] for c in _values(n))
+            continue
+        if id(n) in sizes:
+            continue
+        if id(n) in open_:
+            return None
+        open_.add(id(n))
+        stack.append((n, True))
+        stack.extend((c, False) for c in _values(n) if id(c) not in sizes)
+    return sizes
+
+
+def _refuse_expansion(node: yaml.Node, file: Path) -> None:
+    """Raise what `_index` would raise on a document that expands past MAX_EXPANDED_NODES (the same node, or
+    a key given twice that it meets first), without visiting the expansion: a node met again is skipped by
+    its size while the budget holds it (its keys were judged the first time). Nothing on any other document."""
+    sizes = _expanded_sizes(node)
+    if sizes is None or sizes[id(node)] <= MAX_EXPANDED_NODES:
+        return
+    budget, met = _Budget(file), set()
+
+    def walk(n: yaml.Node, path: tuple) -> None:
+        budget.spend(n)
+        met.add(id(n))
+        for child_path, _, child in _entries(n, path, file):
+            if id(child) in met and sizes[id(child)] <= budget.left:
+                budget.left -= sizes[id(child)]
+            else:
+                walk(child, child_path)
+    walk(node, ())
 
 
 # Errors inside these constructs are usually made where the construct starts (an unclosed
@@ -168,36 +230,49 @@ def load_yaml(file: Path) -> tuple[object, LineIndex]:
     return copy.deepcopy(data), index
 
 
-def _has_alias(node: yaml.Node) -> bool:
-    """Whether a composed graph reaches one node twice (an alias; the C composer shares the anchor's node)."""
-    seen, stack = set(), [node]
+def _alias_uses(node: yaml.Node) -> int:
+    """How many aliases (*name) a composed graph holds: the times a node is reached again, each counted where
+    it is used and not inside it (a use inside an anchor's node is one alias in the text, however often that
+    node is repeated). Both composers share an anchor's node among its aliases, so this is the count the
+    Python loader's compose_node makes, event by event."""
+    seen, uses, stack = set(), 0, [node]
     while stack:
         n = stack.pop()
         if id(n) in seen:
-            return True
+            uses += 1
+            continue
         seen.add(id(n))
         if isinstance(n, yaml.MappingNode):
             stack.extend(v for pair in n.value for v in pair)
         elif isinstance(n, yaml.SequenceNode):
             stack.extend(n.value)
-    return False
+    return uses
 
 
 def _fast_parse(file: Path, text: str) -> tuple[object, LineIndex] | None:
-    """The C parser's (data, index), or None where only the Python loader may answer (an error, an alias)."""
+    """The C parser's (data, index), or None where only the Python loader may answer: an error of the parser
+    or of a key (its wording and line are the Python loader's), or more aliases than MAX_ALIASES (refused at
+    the alias's own line, which a shared node no longer holds).
+
+    A document within the alias limit stays here, and so does the refusal of one that expands past
+    MAX_EXPANDED_NODES: the same walk over the same graph (the same nodes and lines) refuses it at the same
+    node, without the Python scanner's pass over the whole text (an alias bomb before a long spec: 0.3 s)."""
     if _CParser is None:
         return None
     try:
         loader = _CJsonLikeLoader(text)
         try:
             node = loader.get_single_node()
-            if node is None or _has_alias(node):
+            if node is None or _alias_uses(node) > MAX_ALIASES:
                 return None
+            _refuse_expansion(node, file)
             index = LineIndex()
             _index(node, (), index, file, _Budget(file))
             return loader.construct_document(node), index
         finally:
             loader.dispose()
+    except _Expanded:
+        raise
     except (SpecError, yaml.YAMLError, ValueError, TypeError, RecursionError):
         return None
 
@@ -210,6 +285,7 @@ def _parse(file: Path, text: str) -> tuple[object, LineIndex]:
             index = LineIndex()
             if node is None:
                 raise SpecError(file, 1, (), "the file is empty")
+            _refuse_expansion(node, file)
             _index(node, (), index, file, _Budget(file))
             data = loader.construct_document(node)
         finally:

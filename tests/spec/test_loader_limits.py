@@ -93,3 +93,79 @@ def test_the_cli_exits_2_on_the_bomb_naming_the_file_within_300_mb(tmp_path):
     assert "bomb.yaml:1: <document>: the document expands to more than" in run.stderr and "Traceback" not in run.stderr
     peak_mb = int(run.stdout) / 1024  # ru_maxrss is in KiB on Linux
     assert peak_mb < 300, f"the CLI peaked at {peak_mb:.0f} MB refusing the bomb"
+
+
+def _outcome(parse, file, text: str):
+    """What a user gets from one loader: the data and every key's line, or the error's line and words."""
+    try:
+        data, index = parse(file, text)
+    except SpecError as exc:
+        return ("error", exc.line, exc.message)
+    return ("data", data, index._lines)
+
+
+ALIASED = {
+    "bomb before a spec": _bomb() + "id: x\nrest: [1, 2]\n",
+    "bomb after a spec": "id: x\nrest: [1, 2]\n" + _bomb(),
+    "a key given twice before a bomb": "x0: &x0 [a, b]\nx1: [*x0, *x0]\nx1: again\n" + _bomb(),
+    "a key given twice after a bomb": _bomb() + "x0: &x0 [a, b]\nx1: [*x0, *x0]\nx1: again\n",
+    "a key given twice inside an anchored mapping": "a: &m {k: 1, k: 2}\nb: *m\n",
+    "a merge key": "base: &b {x: 1, y: 2}\nmore:\n  <<: *b\n  y: 3\n",
+    "a scalar alias": "a: &s text\nb: [*s, *s]\n",
+    "an anchor inside itself": "a: &r [1, *r]\n",
+    "an undefined alias": "a: *nowhere\n",
+    "an anchor defined twice": "a: &d 1\nb: &d 2\nc: *d\n",
+    "exactly the alias limit": "base: &b 1\nuses:\n" + "  - *b\n" * yaml_source.MAX_ALIASES,
+    "one alias past the limit": "base: &b 1\nuses:\n" + "  - *b\n" * (yaml_source.MAX_ALIASES + 1),
+    "two bombs, each within the budget, past it together": _bomb(5) + _bomb(5).replace("l", "m"),
+    "a repeated mapping whose keys fill the budget": "m: &m {" + ", ".join(f"k{i}: [a, b]" for i in range(300))
+                                                      + "}\nall: [" + ", ".join(["*m"] * 120) + "]\n",
+}
+COMPOSED = {k: v for k, v in ALIASED.items() if k not in ("an undefined alias", "an anchor defined twice")}
+
+
+@pytest.mark.skipif(yaml_source._CParser is None, reason="PyYAML without libyaml has one loader only")
+@pytest.mark.parametrize("text", ALIASED.values(), ids=ALIASED.keys())
+def test_a_document_with_aliases_reads_the_same_whichever_composer_took_it(tmp_path, text):
+    file = tmp_path / "aliased.yaml"
+
+    def fast_or_python(f, t):
+        return yaml_source._fast_parse(f, t) or yaml_source._parse(f, t)
+    assert _outcome(fast_or_python, file, text) == _outcome(yaml_source._parse, file, text)
+
+
+@pytest.mark.parametrize("text", COMPOSED.values(), ids=COMPOSED.keys())
+def test_the_expansion_is_refused_where_a_walk_of_every_expanded_node_refuses_it(tmp_path, text):
+    """_refuse_expansion skips a repeated node by its size; the walk it stands for visits every node."""
+    import yaml
+
+    file = tmp_path / "aliased.yaml"
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+
+    def refused(*walks):
+        try:
+            for walk in walks:
+                walk()
+        except SpecError as exc:
+            return exc.line, exc.path, exc.message
+        except RecursionError:
+            return "recursion"
+    every_node = lambda: yaml_source._index(node, (), yaml_source.LineIndex(), file, yaml_source._Budget(file))  # noqa: E731
+    assert refused(lambda: yaml_source._refuse_expansion(node, file), every_node) == refused(every_node)
+
+
+@pytest.mark.skipif(yaml_source._CParser is None, reason="PyYAML without libyaml has one loader only")
+def test_a_bomb_is_refused_by_the_c_composers_graph_without_the_python_scanner(tmp_path, monkeypatch):
+    """The cost that made the loader fuzz slow: each bomb sent the whole spec through the Python scanner, and
+    its refusal visited 100,000 expanded nodes one by one."""
+    text = _bomb() + (project.find(__file__).specs / "mhc.yaml").read_text(encoding="utf-8")
+    visited = [0]  # a count: the nodes themselves would make a failure's message gigabytes long
+    spend = yaml_source._Budget.spend
+
+    def counted(self, node):
+        visited[0] += 1
+        spend(self, node)
+    monkeypatch.setattr(yaml_source._Budget, "spend", counted)
+    with pytest.raises(SpecError, match="expands to more than"):
+        yaml_source._fast_parse(tmp_path / "bomb.yaml", text)
+    assert visited[0] < 1000, f"refusing a bomb of 9**9 nodes visited {visited[0]} of them, one by one"

@@ -37,10 +37,11 @@ def test_each_caller_gets_its_own_copy(tmp_path):
     assert ys.load_yaml(f)[0] == {"a": {"x": [1]}}
 
 
-def test_aliases_and_errors_take_the_python_loader(tmp_path):
+def test_errors_and_more_aliases_than_the_limit_take_the_python_loader(tmp_path):
     f = tmp_path / "s.yaml"
     alias = "a: &x [1, 2]\nb: *x\n"
-    assert ys._fast_parse(f, alias) is None
+    assert ys._fast_parse(f, alias)[0] == ys._parse(f, alias)[0] == {"a": [1, 2], "b": [1, 2]}
+    assert ys._fast_parse(f, "a: &x 1\nb: [" + "*x, " * ys.MAX_ALIASES + "*x]\n") is None
     assert ys._fast_parse(f, "a: [1, 2\nb: 3\n") is None
     f.write_text("a: 1\nb: [2, 3\nc: 4\n", encoding="utf-8")
     with pytest.raises(SpecError) as exc:
