@@ -11,6 +11,9 @@ ROUTES = ("autograd", "manual")
 """Gradient routes: "autograd" (torch differentiates the forward), "manual" (a hand-written backward)."""
 FORWARD_ONLY = ("none",)
 """The `backward` of a subject that computes forward only (no gradient at all)."""
+STREAM_LAYOUTS = ("replicated", "sliced")
+"""How a hidden-in, hidden-out stack holds its n streams: "replicated", the papers' (each stream starts as the
+hidden, the readout sums them: HC Alg. 1, mHC §3), or "sliced" (the hidden split into n slices, concatenated back)."""
 
 
 def dtype_name(dtype: torch.dtype | str) -> str:
@@ -37,6 +40,10 @@ class Capability:
               calls without it (the interface's None); a gate that holds it is not run, saying so
               (fidelity.gates.optional_inputs)
     note      one line on a limit the other fields cannot say (e.g. "cpu only under TRITON_INTERPRET=1")
+    streams   for a stack that takes a hidden and returns one (mhc_stack, hc_stack): its stream layout, one of
+              STREAM_LAYOUTS, or "" (not said). A gate that holds an identity only one layout shows through the
+              stack runs where that layout is declared and is not run elsewhere, saying so
+              (fidelity.gates.stream_layout)
 
     A name none of these knows (a typo: "float33") is one of `problems`, which loading the subject
     reports, naming it. A gate instance outside the capability is not run; inside it, a subject
@@ -50,6 +57,7 @@ class Capability:
     backward: tuple[str, ...]
     note: str = ""
     lacks: tuple[str, ...] = ()
+    streams: str = ""
 
     def __post_init__(self) -> None:
         for name in ("dtypes", "devices", "backward", "lacks"):
@@ -83,6 +91,8 @@ class Capability:
                 found.append(f"Capability.devices: {name!r} is not a device type (e.g. 'cpu', 'cuda')")
         if not isinstance(self.lacks, tuple) or not all(isinstance(n, str) and n.isidentifier() for n in self.lacks):
             found.append(f"Capability.lacks must be a tuple of parameter names (e.g. ('gain',)), got {self.lacks!r}")
+        if self.streams not in ("", *STREAM_LAYOUTS):
+            found.append(f"Capability.streams: {self.streams!r} is not a stream layout; use one of {STREAM_LAYOUTS}")
         if self.backward != FORWARD_ONLY:
             unknown = [r for r in self.backward if r not in ROUTES]
             if unknown:
