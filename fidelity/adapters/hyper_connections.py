@@ -416,7 +416,7 @@ def _subject(log_domain: bool) -> Subject:
             "mhc_residual": _FLOAT32_AUTOGRAD,  # so does the width connection's norm
             "hyper_connection": Capability(("float32", "float64"), _DEVICES, ("autograd",)),  # computes in its dtype
             "hc_stack": Capability(("float32", "float64"), _DEVICES, ("autograd",)),
-            "mhc_stack": _FLOAT32_AUTOGRAD,
+            "mhc_stack": Capability(("float32",), _DEVICES, ("autograd",), streams="replicated"),  # expand repeats, reduce sums
         },
         unavailable_reason=unavailable(PACKAGE, MHC_MODULE, HC_MODULE),
         modules={

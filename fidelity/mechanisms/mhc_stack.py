@@ -6,7 +6,9 @@ built around layer bodies the gates supply (the harness's own body), called on a
 check what holds whatever the stream layout inside: the backward is the forward's derivative, for the
 hidden and every parameter (a detached skip path shows here); every parameter and the hidden get a
 gradient (a dead parameter is named); the same call after another input gives the same bits (state
-kept between calls shows here).
+kept between calls shows here). Where the package declares the papers' replicated streams
+(Capability(streams="replicated")), H_res's columns summing to one (Eq. 6) show too: a zero-body layer
+keeps the summed hidden.
 """
 from __future__ import annotations
 
@@ -22,8 +24,9 @@ class MhcStackModule(Protocol):
     """stack(h) = the hidden after every layer: h expanded into n streams, one mHC residual connection per
     body in order (Eq. 3: x_{l+1} = H_res x_l + H_post^T F_l(H_pre x_l)), the streams read out into a hidden.
 
-    The stream layout (replicated or sliced) and the readout are the package's. Its parameters are
-    whatever named_parameters() yields beside the bodies' own; every one is expected to take part.
+    The stream layout (replicated or sliced) and the readout are the package's; its capability may say which
+    (Capability(streams=...)). Its parameters are whatever named_parameters() yields beside the bodies' own;
+    every one is expected to take part.
     """
 
     def forward(self, h: Annotated[torch.Tensor, Doc("a hidden", shape="[.., d]")]
@@ -58,5 +61,5 @@ MECHANISM = Mechanism(
     kind="module",
     interface=MhcStackFactory,
     module_interface=MhcStackModule,
-    equations=("mhc.eq3",),
+    equations=("mhc.eq3", "mhc.eq6"),
 )

@@ -46,7 +46,7 @@ SUBJECT = Subject(
         "mhc_residual": _AUTOGRAD,
         "hyper_connection": _AUTOGRAD,
         "loop_model": _AUTOGRAD,
-        "mhc_stack": _AUTOGRAD,
+        "mhc_stack": Capability(_DTYPES, _DEVICES, ("autograd",), streams="replicated"),  # mhc.s3: n copies
         "hc_stack": _AUTOGRAD,
     },
     unavailable_reason=available,

@@ -1,9 +1,11 @@
 """An adapter for hiddenmhc (tests/contract/hiddenmhc: mHC with the streams inside one module), written
 from the README alone: the mhc_stack mechanism, hidden in and hidden out, around the gates' own bodies.
 
-SUBJECT wraps hiddenmhc.MHCStack; the other three wrap the package's shortcuts, each of which a gate
+SUBJECT wraps hiddenmhc.MHCStack; the other four wrap the package's shortcuts, each of which a gate
 must label: DETACHED_SKIP (MHCStackFastMix), DEAD_PARAMETER (MHCStackStaticRes), NEVER_RESET
-(MHCStackAnnealed).
+(MHCStackAnnealed), ROWS_ONLY (MHCStackRowSoftmax). Each declares the package's stream layout
+(streams="replicated": the hidden copied into the streams, summed at the end); UNDECLARED is the package as
+written without it.
 """
 from __future__ import annotations
 
@@ -29,12 +31,13 @@ def _unavailable() -> str | None:
     return None
 
 
-def _subject(name: str, class_name: str) -> Subject:
+def _subject(name: str, class_name: str, streams: str = "replicated") -> Subject:
     return Subject(
         name=name,
         description=f"hiddenmhc.{class_name} behind the mhc_stack interface",
         mechanisms={"mhc_stack": _factory(class_name)},
-        capabilities={"mhc_stack": Capability(dtypes=("float32", "float64"), devices=("cpu",), backward=("autograd",))},
+        capabilities={"mhc_stack": Capability(dtypes=("float32", "float64"), devices=("cpu",), backward=("autograd",),
+                                              streams=streams)},
         unavailable_reason=_unavailable,
         modules={"mhc_stack": ("hiddenmhc",)},
     )
@@ -44,3 +47,5 @@ SUBJECT = _subject("hiddenmhc", "MHCStack")
 DETACHED_SKIP = _subject("hiddenmhc-fastmix", "MHCStackFastMix")
 DEAD_PARAMETER = _subject("hiddenmhc-staticres", "MHCStackStaticRes")
 NEVER_RESET = _subject("hiddenmhc-annealed", "MHCStackAnnealed")
+ROWS_ONLY = _subject("hiddenmhc-rowsoftmax", "MHCStackRowSoftmax")
+UNDECLARED = _subject("hiddenmhc-undeclared", "MHCStack", streams="")

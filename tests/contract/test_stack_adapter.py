@@ -2,18 +2,20 @@
 mhc_stack mechanism (stack_adapter.py) and run through `fidelity check --subject stack_adapter:OBJECT`,
 as a user runs it. The package as written passes; each shortcut its variants took comes out as a
 finding labelled by the promise it breaks: a detached skip path (gradients_finite_differences), a
-parameter that is never used, named as dead (gradient_reach), a counter that is never reset (stateless)."""
+parameter that is never used, named as dead (gradient_reach), a counter that is never reset (stateless), an
+H_res whose columns do not sum to one, seen as the streams' sum a zero-body layer changed (mhc.eq6)."""
 import pytest
 
 from fidelity.check.conformance import text_lines
 
 from subject_check import conformance_of
 
-VARIANTS = ("SUBJECT", "DETACHED_SKIP", "DEAD_PARAMETER", "NEVER_RESET")
+VARIANTS = ("SUBJECT", "DETACHED_SKIP", "DEAD_PARAMETER", "NEVER_RESET", "ROWS_ONLY")
 GATES = "tests/gates/test_mhc_stack.py::"
 FD = GATES + "test_the_stacks_backward_is_the_derivative_of_its_forward_for_the_hidden_and_every_parameter"
 REACH = GATES + "test_the_hidden_and_every_parameter_of_the_stack_receive_a_gradient"
 STATELESS = GATES + "test_one_stack_called_after_another_hidden_gives_the_same_bits"
+STREAMS_SUM = "tests/gates/test_mhc_stack_streams.py::test_a_zero_body_layer_keeps_the_sum_of_the_streams_a_layer_before_it_made"
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +24,11 @@ def runs() -> dict[str, dict]:
 
 
 def _eq3(conformance: dict) -> dict:
-    (eq,) = [e for e in conformance["equations"] if e["equation"] == "mhc.eq3"]
+    return _equation(conformance, "mhc.eq3")
+
+
+def _equation(conformance: dict, equation: str) -> dict:
+    (eq,) = [e for e in conformance["equations"] if e["equation"] == equation]
     return eq
 
 
@@ -36,8 +42,9 @@ def _findings_by_gate(conformance: dict) -> dict[str, list[dict]]:
 def test_the_package_as_written_passes_every_stack_gate(runs):
     eq = _eq3(runs["SUBJECT"])
     assert eq["verdict"] == "passed", "\n".join(text_lines(eq))
-    assert {FD, REACH, STATELESS} <= set(eq["gates"]) and set(eq["gates"].values()) == {"passed"}
+    assert {FD, REACH, STATELESS, STREAMS_SUM} <= set(eq["gates"]) and set(eq["gates"].values()) == {"passed"}
     assert not eq["errors"]
+    assert _equation(runs["SUBJECT"], "mhc.eq6")["gates"] == {STREAMS_SUM: "passed"}
 
 
 def test_a_detached_skip_path_is_a_finding_of_the_finite_difference_gate_at_the_hidden(runs):
@@ -68,3 +75,12 @@ def test_a_counter_never_reset_is_a_stateless_finding_naming_it(runs):
     assert runs["NEVER_RESET"]["failing_instances"] == {"findings": 2, "errors": 0}
     text = "\n".join(text_lines(_eq3(runs["NEVER_RESET"])))
     assert "finding  [stateless] " + STATELESS in text
+
+
+def test_an_h_res_whose_columns_do_not_sum_to_one_is_a_finding_under_the_birkhoff_polytope(runs):
+    for equation in ("mhc.eq6", "mhc.eq3"):
+        found = {f["gate"] for f in _equation(runs["ROWS_ONLY"], equation)["findings"]}
+        assert found == {STREAMS_SUM}, (equation, found)
+    (finding,) = _equation(runs["ROWS_ONLY"], "mhc.eq6")["findings"]
+    assert "H_res's columns do not sum to one" in finding["message"]
+    assert runs["ROWS_ONLY"]["failing_instances"] == {"findings": 1, "errors": 0}

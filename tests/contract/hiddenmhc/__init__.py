@@ -7,7 +7,9 @@ logits, 20 steps), and the streams are summed at the end. The variants are the s
 packages took:
 - MHCStackFastMix mixes a detached copy of the streams ("no gradient needed through the mix"),
 - MHCStackStaticRes keeps H_res at the identity it is initialised near (its logits stay registered),
-- MHCStackAnnealed counts its calls and drops Sinkhorn steps as the count grows.
+- MHCStackAnnealed counts its calls and drops Sinkhorn steps as the count grows,
+- MHCStackRowSoftmax takes H_res as a softmax of each row ("Sinkhorn is slow; rows are what mixes"), so
+  its columns do not sum to one.
 Nothing here knows fidelity.
 """
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-__all__ = ["MHCStack", "MHCStackAnnealed", "MHCStackFastMix", "MHCStackStaticRes"]
+__all__ = ["MHCStack", "MHCStackAnnealed", "MHCStackFastMix", "MHCStackRowSoftmax", "MHCStackStaticRes"]
 
 
 def _sinkhorn(logits: torch.Tensor, steps: int) -> torch.Tensor:
@@ -79,3 +81,8 @@ class MHCStackAnnealed(MHCStack):
         self.calls += 1
         self.sinkhorn_steps = max(5, 20 - self.calls // 100)
         return super().forward(hidden)
+
+
+class MHCStackRowSoftmax(MHCStack):
+    def _h_res(self, c: _Connection) -> torch.Tensor:
+        return torch.softmax(c.res_logits, dim=-1)
