@@ -4,8 +4,7 @@ from the README alone: the mhc_stack mechanism, hidden in and hidden out, around
 SUBJECT wraps hiddenmhc.MHCStack; the other four wrap the package's shortcuts, each of which a gate
 must label: DETACHED_SKIP (MHCStackFastMix), DEAD_PARAMETER (MHCStackStaticRes), NEVER_RESET
 (MHCStackAnnealed), ROWS_ONLY (MHCStackRowSoftmax). Each declares the package's stream layout
-(streams="replicated": the hidden copied into the streams, summed at the end); UNDECLARED is the package as
-written without it.
+(streams="replicated": the hidden copied into the streams, summed at the end).
 """
 from __future__ import annotations
 
@@ -48,4 +47,3 @@ DETACHED_SKIP = _subject("hiddenmhc-fastmix", "MHCStackFastMix")
 DEAD_PARAMETER = _subject("hiddenmhc-staticres", "MHCStackStaticRes")
 NEVER_RESET = _subject("hiddenmhc-annealed", "MHCStackAnnealed")
 ROWS_ONLY = _subject("hiddenmhc-rowsoftmax", "MHCStackRowSoftmax")
-UNDECLARED = _subject("hiddenmhc-undeclared", "MHCStack", streams="")
