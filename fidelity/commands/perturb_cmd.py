@@ -32,6 +32,13 @@ judges old and new together. An instance with 10 kept runs is not run unpatched 
 (its green after is known), and a perturbation whose instances all have them is written
 as soon as its child ends, so a run stopped later keeps its records.
 
+The gates a perturbation lists (or predicts) always run: they are what it shows. A gate
+that only covers its target is not run again while its record is current (the rule
+--stale and `fidelity check` apply: gate file, helpers, target source, fixtures read and
+edits hash as recorded), was green after, has its clean runs and saw a verdict (not a
+crash or timeout); the table marks its row "record current, not re-run".
+--rerun-covering runs every covering gate.
+
 Selection: ids (P1 P3), lists (P1,P3), ranges (P1..P5), --all, --stale (only those
 whose evidence is missing or stale), --file FILE.
 
@@ -79,6 +86,9 @@ def add_parser(sub) -> None:
                    help="units at once (default: this machine's CPUs; with --executor ray, the cluster's)")
     p.add_argument("--timeout", type=float, default=600.0,
                    help="seconds per child before it is killed as hung (default 600: Triton gates under the CPU interpreter are slow)")
+    p.add_argument("--rerun-covering", action="store_true",
+                   help="also run again the gates that only cover a perturbation's target and whose records are "
+                        "current (by default their recorded outcome stands; the listed gates always run)")
     p.add_argument("--cold-start", action="store_true",
                    help="start every child as a fresh interpreter; by default children are forked from one "
                         "process that has imported torch and pytest (a target it holds still starts cold)")
@@ -133,6 +143,8 @@ def _option_problem(args) -> str | None:
         return "give --evidence DIR or --reports DIR (the same as --evidence DIR/evidence), not both"
     if args.observe and args.stale:
         return "--observe runs every chosen perturbation afresh and reads no evidence: drop --stale"
+    if args.observe and args.rerun_covering:
+        return "--observe runs every covering gate and reads no evidence: drop --rerun-covering"
     if args.observe and (args.evidence is not None or args.reports is not None):
         return "--observe writes no evidence: drop --evidence/--reports (use --json to keep what it saw)"
     return executor_problem(args)
@@ -266,7 +278,7 @@ def _run_groups_on(groups, args, say, executor) -> list:
                                  timeout_s=args.timeout, stale_only=args.stale, observe=args.observe,
                                  progress=lambda e: say(dict(e, message=tag + e.get("message", ""))),
                                  warm_start=not args.cold_start, environment=environment, zygote=zygote,
-                                 executor=executor)
+                                 executor=executor, reuse_covering=not args.rerun_covering)
 
     pool = cf.ThreadPoolExecutor(max_workers=len(groups), thread_name_prefix="fidelity-group")
     try:

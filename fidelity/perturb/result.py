@@ -36,6 +36,7 @@ class GateResult:
     equations: list[str] = field(default_factory=list)
     instances: list[dict] = field(default_factory=list)
     fixtures_read: list[str] = field(default_factory=list)  # relative to the repo root
+    kept: bool = False             # a covering gate not run again: its current record's outcome
 
     def to_json(self) -> dict:
         pred = None
@@ -50,6 +51,7 @@ class GateResult:
             "detail": self.detail,
             "green_after": self.green_after,
             "equations": self.equations,
+            "kept": self.kept,
         }
 
 
@@ -69,6 +71,7 @@ class PerturbationResult:
     child: dict | None = None
     observe: bool = False          # nothing expected: no survivor, no miss (an observation)
     unreached: bool = False        # trace_lines: no instance executed the changed lines, none was run
+    kept_covering: int = 0         # covering gates not run again, their current records' outcomes in `outcomes`
 
     @property
     def red_by_assertion(self) -> list[str]:
@@ -121,6 +124,8 @@ class PerturbationResult:
             s += "; NOT green again without the patch"
         if self.status == "current":
             s += " [evidence current, not re-run]"
+        elif self.kept_covering:
+            s += f"; {self.kept_covering} covering gate{'s' if self.kept_covering != 1 else ''} from current records"
         return s
 
     def _observed_summary(self) -> str:
@@ -150,6 +155,7 @@ class PerturbationResult:
             "restored": self.restored,
             "survivor": self.survivor,
             "misses": self.misses,
+            "kept_covering": self.kept_covering,
             "summary": self.summary(),
             "diff": self.diff,
             "child": self.child,
@@ -262,6 +268,8 @@ class RunResult:
                 outcome = o.outcome.replace("_", " ") + (" [MISS]" if o.listed and o.outcome != Outcome.RED_BY_ASSERTION else "")
                 if o.outcome == Outcome.RED_OTHER and o.detail:
                     outcome += f" ({_short(o.detail)})"
+                if o.kept:
+                    outcome += " [record current, not re-run]"
                 pred = "-"
                 if o.predicted is not None:
                     pred = "predicted " + _fmt(o.predicted.get("reading"))

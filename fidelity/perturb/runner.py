@@ -12,6 +12,10 @@ The steps, in order (README, Design: the evidence rules):
     the instances covering the target run (all of a listed gate's instances
     when none covers it);
  3. with stale_only, perturbations whose evidence is current are not re-run;
+    of those that run, a gate that only covers the target (neither listed nor
+    predicted) and whose record is current is not run either: its outcome is
+    that record's (reuse_covering=False runs them all; an observation always
+    does); a listed gate always runs;
  4. baseline: the selected gates, unpatched, in two children; and the forced
     failure (`forced_red_gate.py`) in a third (started first, while the index
     is collected); any red gate stops the run
@@ -88,6 +92,7 @@ from typing import Callable, Iterable
 
 from fidelity.evidence import jsonio, paths, record, staleness, store
 from fidelity.evidence.gate_helpers import GateHelpers
+from fidelity.evidence.outcome import Outcome
 from fidelity.perturb import gate_index, launch, outcomes
 from fidelity.perturb import batch as batch_mod
 from fidelity.perturb import clean_runs
@@ -204,6 +209,7 @@ def run(
     set_aside_red_baseline: bool = False,
     trace_lines: bool = False,
     batched: bool = False,
+    reuse_covering: bool = True,
 ) -> RunResult:
     t_start = time.perf_counter()
     _check_options(observe=observe, stale_only=stale_only, first_red_only=first_red_only,
@@ -217,7 +223,8 @@ def run(
         jobs=jobs or (executor.default_jobs() if executor is not None else None), timeout_s=timeout_s,
         environment=environment, progress=progress, stale_only=stale_only, observe=observe,
         first_red_only=first_red_only, set_aside_red_baseline=set_aside_red_baseline, trace_lines=trace_lines,
-        batched=batched, cuda_elsewhere=bool(executor is not None and executor.gpus()))
+        batched=batched, cuda_elsewhere=bool(executor is not None and executor.gpus()),
+        reuse_covering=reuse_covering and not observe)
     r = _Run(s, *_inputs(perturbations, s))            # 1. every input error, before any child runs
     with _Children(s, *_executor(s, executor, warm_start, zygote)) as children:
         ran = _run_children(r, children)                # 2.-6. index, baseline, perturbations, green after
@@ -282,6 +289,7 @@ class _Settings:
     trace_lines: bool
     batched: bool
     cuda_elsewhere: bool           # the executor's workers have GPUs: CUDA instances skipped here run there
+    reuse_covering: bool           # a covering gate with a current record is not run again (step 3)
 
     def emit(self, event: str, message: str, **extra) -> None:
         if self.progress is not None:
@@ -331,6 +339,7 @@ class _Run:
     gates_of: dict[str, list[str]] = field(default_factory=dict)   # by id: the gates it runs
     instances_of: dict[str, set[str]] = field(default_factory=dict)  # by id: the gates' instances that can see the patch
     todo: list[dict] = field(default_factory=list)       # to run: all, or with stale_only those not current
+    kept_covering: dict[str, list[GateResult]] = field(default_factory=dict)  # by id: covering gates known from current records
     selected: list[str] = field(default_factory=list)    # the gates of `todo`, run clean in the baseline
     selected_instances: set[str] = field(default_factory=set)
     watched: list[str] = field(default_factory=list)     # files hashed before the baseline and after green after
@@ -519,23 +528,62 @@ def _start_results(r: _Run) -> None:
 
 def _keep_current_evidence(r: _Run) -> None:
     """Sets r.todo: every perturbation, or with stale_only those whose evidence is not current
-    (the others are filled from their records)."""
-    if not r.s.stale_only:
+    (the others are filled from their records); then, with reuse_covering, r.kept_covering."""
+    if not r.s.stale_only and not r.s.reuse_covering:
         r.todo = list(r.perts)
         return
     records, now = store.load_all(r.s.records_root, [p["id"] for p in r.perts]), staleness.ProjectNow(r.s.root)
-    r.todo = []
     by_perturbation: dict[str, dict] = {}
     for rec in records:
         by_perturbation.setdefault(rec.perturbation, {})[rec.gate] = rec
+    r.todo = []
     for p in r.perts:
         mine = by_perturbation.get(p["id"], {})
         gates = r.gates_of[p["id"]]
-        if gates and all(g in mine and staleness.is_current(mine[g], r.s.root, p, now) for g in gates):
+        if r.s.stale_only and gates and all(g in mine and staleness.is_current(mine[g], r.s.root, p, now) for g in gates):
             _from_records(r.results[p["id"]], [mine[g] for g in gates])
             r.s.emit("skip", f"{p['id']} ... evidence current, not re-run", id=p["id"])
         else:
             r.todo.append(p)
+    if r.s.reuse_covering:
+        _keep_current_covering(r, by_perturbation, now)
+
+
+def _keep_current_covering(r: _Run, by_perturbation: dict[str, dict], now: staleness.ProjectNow) -> None:
+    """Sets r.kept_covering, and takes those gates out of what each perturbation runs. A gate the
+    perturbation runs only because it covers the target (neither listed nor predicted) is not run
+    again while its record is current (the same rule --stale and `check` apply: the gate file, its
+    helpers, the target's source, the fixtures it read and the edits hash as recorded), says it was
+    green again, has its clean runs, and saw a verdict, not a crash or a timeout that may belong to
+    the machine. The listed and predicted gates always run: they are what the perturbation shows."""
+    kept_total = ran_total = 0
+    for p in r.todo:
+        named = set(p["gates"]) | set(p["predicted"])
+        if not named:
+            continue  # nothing would run: an unlisted perturbation keeps all its gates
+        mine = by_perturbation.get(p["id"], {})
+        known = sorted(g for g in r.gates_of[p["id"]] if g not in named and g in mine
+                       and _reusable_covering(mine[g], r.s.root, p, now))
+        if not known:
+            ran_total += len(r.gates_of[p["id"]])
+            continue
+        r.kept_covering[p["id"]] = [_result_from_record(mine[g], kept=True) for g in known]
+        r.gates_of[p["id"]] = [g for g in r.gates_of[p["id"]] if g not in known]
+        r.instances_of[p["id"]] = {n for n in r.instances_of[p["id"]] if _gate_of(n) not in known}
+        r.results[p["id"]].gates = r.gates_of[p["id"]]
+        r.results[p["id"]].kept_covering = len(known)
+        kept_total += len(known)
+        ran_total += len(r.gates_of[p["id"]])
+    if kept_total:
+        r.s.emit("skip", f"covering gates: {kept_total} known from current records (inputs unchanged), not run "
+                         f"again; {ran_total} gates run (--rerun-covering runs them all)")
+
+
+def _reusable_covering(rec, root: Path, p: dict, now: staleness.ProjectNow) -> bool:
+    return (not rec.listed and rec.predicted is None and rec.green_after is True
+            and (rec.clean_runs or 0) >= record.CLEAN_RUNS
+            and rec.outcome in (Outcome.RED_BY_ASSERTION, Outcome.SURVIVED, Outcome.SKIPPED)
+            and staleness.is_current(rec, root, p, now))
 
 
 # ---------------------------------------------------------------- 4. baseline and forced failure
@@ -742,7 +790,8 @@ class _PerturbationChildren:
         pr.status = "ran"
         pr.child = child.to_json()
         counts = _counts(r.instances_of[p["id"]])
-        pr.outcomes = [_gate_result(g, r.index, child, p, r.s.root, counts[g]) for g in pr.gates]
+        ran = [_gate_result(g, r.index, child, p, r.s.root, counts[g]) for g in pr.gates]
+        pr.outcomes = sorted(ran + r.kept_covering.get(p["id"], []), key=lambda o: o.gate)
         _write_when_known(r, p)
         self._report(p)
 
@@ -956,8 +1005,10 @@ def _write_evidence(r: _Run) -> None:
     for p in r.todo:
         if p["id"] not in r.written:
             _write_records(r, p, vers, now)
+    kept = sum(len(k) for k in r.kept_covering.values())
     r.s.emit("evidence", f"evidence: {len(r.result.evidence)} records under "
-                         f"{paths.rel_to_root(r.s.records_root, r.s.root)}")
+                         f"{paths.rel_to_root(r.s.records_root, r.s.root)}"
+                         + (f"; {kept} current records of covering gates left as they were" if kept else ""))
 
 
 def _write_records(r: _Run, p: dict, vers: dict, now: str) -> None:
@@ -968,6 +1019,9 @@ def _write_records(r: _Run, p: dict, vers: dict, now: str) -> None:
     edir = paths.record_dir(records_root, p["id"])
     written = set()
     for o in pr.outcomes:
+        if o.kept:  # its current record stays as it is
+            written.add(paths.record_path(records_root, p["id"], o.gate).name)
+            continue
         # counted up to CLEAN_RUNS: a record that says "enough" does not change with every run
         runs = min(r.result.baseline["clean_runs_of"].get(o.gate, 0), record.CLEAN_RUNS)
         rec = _record(p, pr, patch, o, root, r.hashes_before, vers, now, runs, r.helpers.of(o.gate_file))
@@ -1187,17 +1241,20 @@ def _record(p, pr: PerturbationResult, patch, o: GateResult, root: Path, hashes_
 def _from_records(pr: PerturbationResult, records: list) -> None:
     """Fill a PerturbationResult from current evidence (stale_only: not re-run)."""
     pr.status = "current"
-    pr.outcomes = []
-    for rec in records:
-        pred = rec.predicted
-        if pred is not None:
-            pred = dict(pred, reading=jsonio.decode_float(pred.get("reading")))
-        pr.outcomes.append(GateResult(
-            gate=rec.gate, outcome=rec.outcome, reading=jsonio.decode_float(rec.reading), predicted=pred,
-            listed=rec.listed, detail=rec.detail, green_after=rec.green_after, gate_file=rec.gate_file,
-            equations=list(rec.equations), instances=list(rec.instances), fixtures_read=rec.fixtures,
-        ))
+    pr.outcomes = [_result_from_record(rec) for rec in records]
     pr.restored = all(o.green_after is True for o in pr.outcomes) if pr.outcomes else None
+
+
+def _result_from_record(rec, kept: bool = False) -> GateResult:
+    """A gate's outcome as its record holds it."""
+    pred = rec.predicted
+    if pred is not None:
+        pred = dict(pred, reading=jsonio.decode_float(pred.get("reading")))
+    return GateResult(
+        gate=rec.gate, outcome=rec.outcome, reading=jsonio.decode_float(rec.reading), predicted=pred,
+        listed=rec.listed, detail=rec.detail, green_after=rec.green_after, gate_file=rec.gate_file,
+        equations=list(rec.equations), instances=list(rec.instances), fixtures_read=rec.fixtures, kept=kept,
+    )
 
 
 def _rmtree(path: str) -> None:

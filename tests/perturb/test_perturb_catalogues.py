@@ -191,6 +191,7 @@ def test_a_file_without_gates_needs_observe(project, project_evidence):
 
 @pytest.mark.parametrize("argv, says", [
     (["--observe", "--stale", "--all"], "drop --stale"),
+    (["--observe", "--rerun-covering", "P24"], "drop --rerun-covering"),
     (["--observe", "P24", "--evidence", "elsewhere"], "writes no evidence"),
     (["P24", "--evidence", "a", "--reports", "b"], "not both"),
 ])
