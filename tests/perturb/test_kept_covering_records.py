@@ -53,6 +53,7 @@ def _record_bytes(repo, pid, gate) -> bytes:
 
 
 def test_covering_gates_with_current_records_are_not_run_again_and_their_records_stand(repo):
+    """...while the listed gate runs although its record is current too."""
     before = {g: _record_bytes(repo, "P_add", g) for g in COVERING}
     result, p_add = _again(repo)
     assert result.ok
@@ -63,10 +64,6 @@ def test_covering_gates_with_current_records_are_not_run_again_and_their_records
     assert {g: _record_bytes(repo, "P_add", g) for g in COVERING} == before
     assert "3 covering gates from current records" in p_add.summary()
     assert "record current, not re-run" in result.table()
-
-
-def test_the_listed_gate_runs_although_its_record_is_current(repo):
-    _, p_add = _again(repo)
     add = next(o for o in p_add.outcomes if o.gate == GATE_ADD)
     assert not add.kept and add.outcome == Outcome.RED_BY_ASSERTION and add.instances
 
