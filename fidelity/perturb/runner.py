@@ -612,9 +612,20 @@ def _hash_watched_files(r: _Run) -> None:
 def _submit_forced_failure(children: _Children) -> cf.Future:
     """forced_red_gate.py, in a child: a gate that must be seen red by its own assertion with its
     reading, or no red of this run can be trusted."""
-    return children.submit("forced-failure",
-                           children.job([str(FORCED_RED_GATE)], rootdir=FORCED_RED_GATE.parent.parent.parent),
+    gate = _forced_red_gate(children.s)
+    return children.submit("forced-failure", children.job([str(gate)], rootdir=gate.parent.parent.parent),
                            children.s.timeout_s)
+
+
+def _forced_red_gate(s: _Settings) -> Path:
+    """The forced_red_gate.py of the `fidelity` a child imports: a project that holds its own copy of the
+    package (this repository, checked by a fidelity installed elsewhere) has its children import that
+    copy, and pytest cannot collect another file under the same module name."""
+    try:
+        return Path(locate.find_source("fidelity.perturb.forced_red_gate",
+                                       locate.child_search_path(str(s.root), s.pythonpath)))
+    except TargetNotFound:
+        return FORCED_RED_GATE
 
 
 def _baseline_and_forced_failure(r: _Run, children: _Children, forced: cf.Future | None) -> bool:
