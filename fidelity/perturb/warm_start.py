@@ -43,9 +43,9 @@ class Zygote:
 
     def __init__(self, *, cwd: str, env: dict, preload: tuple[str, ...] | None = None):
         if preload is None:
-            from fidelity.perturb.preload import preload_for  # here, so the zygote process never imports it
+            from fidelity.perturb.preload import preload_for, with_pytest_plugins  # here: the zygote never imports it
 
-            preload = preload_for(cwd, PRELOAD)
+            preload = with_pytest_plugins(preload_for(cwd, PRELOAD))
         if not hasattr(os, "fork"):
             raise WarmStartUnavailable("this platform has no fork()")
         self._proc = subprocess.Popen(

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fidelity.perturb.preload import preload_for
+from fidelity.perturb.preload import preload_for, with_pytest_plugins
 from fidelity.perturb.warm_start import PRELOAD, Zygote
 from tests.perturb.conftest import make_toy_repo
 
@@ -46,6 +46,15 @@ def test_the_toy_repos_zygote_holds_pytest_and_neither_torch_nor_sympy(tmp_path)
     zygote = Zygote(cwd=str(repo), env=None)
     try:
         assert zygote.holds("pytest") and not zygote.holds("torch") and not zygote.holds("sympy")
+        assert zygote.holds("xdist.plugin")  # a plugin every child's pytest would import as it starts
     finally:
         zygote.close()
     assert set(preload_for(repo, PRELOAD)) == {"pytest"}
+
+
+def test_the_pytest_plugins_of_other_packages_come_with_pytest_and_fidelitys_own_never():
+    """Each child's pytest imports every pytest11 plugin at start-up; the zygote imports no fidelity module."""
+    plugins = with_pytest_plugins(("torch", "pytest"))
+    assert plugins[:2] == ("torch", "pytest") and "xdist.plugin" in plugins and "_hypothesis_pytestplugin" in plugins
+    assert not [m for m in plugins if m.split(".")[0] == "fidelity"]
+    assert with_pytest_plugins(("torch",)) == ("torch",)
