@@ -246,6 +246,8 @@ def _run_children(r: "_Run", children: "_Children") -> bool:
     # the forced failure needs nothing else: it runs while the gate index is collected
     # (with stale_only it waits until something is known to need running)
     forced = None if r.s.stale_only else _submit_forced_failure(children)
+    if _current_without_an_index(r):
+        return False
     _collect_gate_index(r, children)
     _select_gates(r)
     _start_results(r)
@@ -532,21 +534,52 @@ def _keep_current_evidence(r: _Run) -> None:
     if not r.s.stale_only and not r.s.reuse_covering:
         r.todo = list(r.perts)
         return
-    records, now = store.load_all(r.s.records_root, [p["id"] for p in r.perts]), staleness.ProjectNow(r.s.root)
-    by_perturbation: dict[str, dict] = {}
-    for rec in records:
-        by_perturbation.setdefault(rec.perturbation, {})[rec.gate] = rec
+    by_perturbation, now = _records_by_perturbation(r), staleness.ProjectNow(r.s.root)
     r.todo = []
     for p in r.perts:
         mine = by_perturbation.get(p["id"], {})
         gates = r.gates_of[p["id"]]
-        if r.s.stale_only and gates and all(g in mine and staleness.is_current(mine[g], r.s.root, p, now) for g in gates):
+        if r.s.stale_only and _all_current(mine, gates, r.s.root, p, now):
             _from_records(r.results[p["id"]], [mine[g] for g in gates])
             r.s.emit("skip", f"{p['id']} ... evidence current, not re-run", id=p["id"])
         else:
             r.todo.append(p)
     if r.s.reuse_covering:
         _keep_current_covering(r, by_perturbation, now)
+
+
+def _current_without_an_index(r: _Run) -> bool:
+    """stale_only, when every perturbation names a subject (it runs only the gates it names, so the gate
+    index adds nothing to which records it needs) and each of those gates has a current record: every
+    perturbation is filled from its records and nothing runs, not even the collect-only child that
+    imports the subject's package. A named gate without a current record (new, renamed, misspelled)
+    sends the run down the usual path, where the index judges it."""
+    if not r.s.stale_only or not r.perts or not all(p.get("subject") for p in r.perts):
+        return False
+    by_perturbation, now = _records_by_perturbation(r), staleness.ProjectNow(r.s.root)
+    named = {p["id"]: sorted(set(p["gates"]) | set(p["predicted"])) for p in r.perts}
+    if not all(_all_current(by_perturbation.get(p["id"], {}), named[p["id"]], r.s.root, p, now) for p in r.perts):
+        return False
+    r.gates_of.update(named)
+    _start_results(r)
+    for p in r.perts:
+        _from_records(r.results[p["id"]], [by_perturbation[p["id"]][g] for g in named[p["id"]]])
+        r.s.emit("skip", f"{p['id']} ... evidence current, not re-run", id=p["id"])
+    r.result.baseline = {"skipped": "nothing to run"}
+    return True
+
+
+def _records_by_perturbation(r: _Run) -> dict[str, dict]:
+    """perturbation id -> gate -> its record, for the run's perturbations."""
+    by_perturbation: dict[str, dict] = {}
+    for rec in store.load_all(r.s.records_root, [p["id"] for p in r.perts]):
+        by_perturbation.setdefault(rec.perturbation, {})[rec.gate] = rec
+    return by_perturbation
+
+
+def _all_current(mine: dict, gates: list[str], root: Path, p: dict, now: staleness.ProjectNow) -> bool:
+    """Every one of `gates` has a current record among `mine` (and there is at least one)."""
+    return bool(gates) and all(g in mine and staleness.is_current(mine[g], root, p, now) for g in gates)
 
 
 def _keep_current_covering(r: _Run, by_perturbation: dict[str, dict], now: staleness.ProjectNow) -> None:
