@@ -47,8 +47,7 @@ def with_pytest_plugins(preload: tuple[str, ...]) -> tuple[str, ...]:
         return preload
     from importlib.metadata import entry_points
 
-    plugins = sorted({ep.value.split(":")[0] for ep in entry_points(group="pytest11")
-                      if ep.value.split(".")[0].split(":")[0] != "fidelity"})
+    plugins = sorted({ep.module for ep in entry_points(group="pytest11") if ep.module.split(".")[0] != "fidelity"})
     return preload + tuple(m for m in plugins if m not in preload)
 
 

@@ -71,7 +71,11 @@ class PerturbationResult:
     child: dict | None = None
     observe: bool = False          # nothing expected: no survivor, no miss (an observation)
     unreached: bool = False        # trace_lines: no instance executed the changed lines, none was run
-    kept_covering: int = 0         # covering gates not run again, their current records' outcomes in `outcomes`
+
+    @property
+    def kept_covering(self) -> int:
+        """Covering gates not run again: their current records' outcomes are among `outcomes`."""
+        return sum(1 for o in self.outcomes if o.kept)
 
     @property
     def red_by_assertion(self) -> list[str]:

@@ -106,7 +106,6 @@ from fidelity.perturb.result import GateResult, PerturbationResult, RunResult
 from fidelity.targets import locate, patching
 from fidelity.targets.errors import TargetNotFound
 
-FORCED_RED_GATE = Path(__file__).with_name("forced_red_gate.py")
 FIXTURES_DIR = "fixtures"
 LOST_UNPATCHED_RETRIES = 2  # an unpatched unit lost by the executor is run again at most this often
 
@@ -342,6 +341,7 @@ class _Run:
     instances_of: dict[str, set[str]] = field(default_factory=dict)  # by id: the gates' instances that can see the patch
     todo: list[dict] = field(default_factory=list)       # to run: all, or with stale_only those not current
     kept_covering: dict[str, list[GateResult]] = field(default_factory=dict)  # by id: covering gates known from current records
+    records: dict[str, dict] | None = None               # by id, by gate: the evidence records, once read (step 3)
     selected: list[str] = field(default_factory=list)    # the gates of `todo`, run clean in the baseline
     selected_instances: set[str] = field(default_factory=set)
     watched: list[str] = field(default_factory=list)     # files hashed before the baseline and after green after
@@ -504,7 +504,7 @@ def _select_gates(r: _Run) -> None:
     lists or predicts (UnknownGate for one the index does not know); of each, the instances
     covering the target (all of a listed gate's when none covers it)."""
     for p in r.perts:
-        named = set(p["gates"]) | set(p["predicted"])
+        named = _shown_by(p)
         unknown = sorted(g for g in named if g not in r.index.gates)
         if unknown:
             raise UnknownGate(f"{_named(p)}: unknown gate(s) {unknown}; known gates: {sorted(r.index.gates)}")
@@ -557,7 +557,7 @@ def _current_without_an_index(r: _Run) -> bool:
     if not r.s.stale_only or not r.perts or not all(p.get("subject") for p in r.perts):
         return False
     by_perturbation, now = _records_by_perturbation(r), staleness.ProjectNow(r.s.root)
-    named = {p["id"]: sorted(set(p["gates"]) | set(p["predicted"])) for p in r.perts}
+    named = {p["id"]: sorted(_shown_by(p)) for p in r.perts}
     if not all(_all_current(by_perturbation.get(p["id"], {}), named[p["id"]], r.s.root, p, now) for p in r.perts):
         return False
     r.gates_of.update(named)
@@ -570,11 +570,17 @@ def _current_without_an_index(r: _Run) -> bool:
 
 
 def _records_by_perturbation(r: _Run) -> dict[str, dict]:
-    """perturbation id -> gate -> its record, for the run's perturbations."""
-    by_perturbation: dict[str, dict] = {}
-    for rec in store.load_all(r.s.records_root, [p["id"] for p in r.perts]):
-        by_perturbation.setdefault(rec.perturbation, {})[rec.gate] = rec
-    return by_perturbation
+    """perturbation id -> gate -> its record, for the run's perturbations (read once a run)."""
+    if r.records is None:
+        r.records = {}
+        for rec in store.load_all(r.s.records_root, [p["id"] for p in r.perts]):
+            r.records.setdefault(rec.perturbation, {})[rec.gate] = rec
+    return r.records
+
+
+def _shown_by(p: dict) -> set[str]:
+    """The gates a perturbation lists or predicts: what it shows, so they always run."""
+    return set(p["gates"]) | set(p["predicted"])
 
 
 def _all_current(mine: dict, gates: list[str], root: Path, p: dict, now: staleness.ProjectNow) -> bool:
@@ -591,7 +597,7 @@ def _keep_current_covering(r: _Run, by_perturbation: dict[str, dict], now: stale
     the machine. The listed and predicted gates always run: they are what the perturbation shows."""
     kept_total = ran_total = 0
     for p in r.todo:
-        named = set(p["gates"]) | set(p["predicted"])
+        named = _shown_by(p)
         if not named:
             continue  # nothing would run: an unlisted perturbation keeps all its gates
         mine = by_perturbation.get(p["id"], {})
@@ -604,7 +610,6 @@ def _keep_current_covering(r: _Run, by_perturbation: dict[str, dict], now: stale
         r.gates_of[p["id"]] = [g for g in r.gates_of[p["id"]] if g not in known]
         r.instances_of[p["id"]] = {n for n in r.instances_of[p["id"]] if _gate_of(n) not in known}
         r.results[p["id"]].gates = r.gates_of[p["id"]]
-        r.results[p["id"]].kept_covering = len(known)
         kept_total += len(known)
         ran_total += len(r.gates_of[p["id"]])
     if kept_total:
@@ -654,11 +659,8 @@ def _forced_red_gate(s: _Settings) -> Path:
     """The forced_red_gate.py of the `fidelity` a child imports: a project that holds its own copy of the
     package (this repository, checked by a fidelity installed elsewhere) has its children import that
     copy, and pytest cannot collect another file under the same module name."""
-    try:
-        return Path(locate.find_source("fidelity.perturb.forced_red_gate",
-                                       locate.child_search_path(str(s.root), s.pythonpath)))
-    except TargetNotFound:
-        return FORCED_RED_GATE
+    return Path(locate.find_source("fidelity.perturb.forced_red_gate",
+                                   locate.child_search_path(str(s.root), s.pythonpath)))
 
 
 def _baseline_and_forced_failure(r: _Run, children: _Children, forced: cf.Future | None) -> bool:
