@@ -18,10 +18,25 @@ class NoSpecValue(LookupError):
 
 @lru_cache(maxsize=None)
 def _values(specs_dir: Path) -> dict[str, object]:
-    from fidelity.spec.loader import load_catalogue
+    from fidelity.spec import kept_values
 
-    cat = load_catalogue(specs_dir)
-    return {eq_id: item.get("value") for eq_id, item in cat.equations.items()}
+    def load() -> dict[str, object]:
+        from fidelity.spec.loader import load_catalogue
+
+        cat = load_catalogue(specs_dir)
+        return {eq_id: item.get("value") for eq_id, item in cat.equations.items()}
+
+    return kept_values.values(specs_dir, _project_root(specs_dir), load)
+
+
+def _project_root(specs_dir: Path) -> Path | None:
+    """The root of the project holding `specs_dir` (whose cache keeps the values), or None."""
+    from fidelity import project
+
+    try:
+        return project.find(specs_dir).root
+    except project.ProjectNotFound:
+        return None
 
 
 def _specs_dir(specs_dir: Path | str | None) -> Path:
