@@ -151,9 +151,6 @@ def main(job: dict) -> int:
     args = child.pytest_args(dict(job, mode="run", patch=None), keep_file)
     for path in sorted({m["path"] for m in job["mutants"]}):
         args += ["--fidelity-subject-file", path]  # an assert raised in the mutated file is not the gate's
-    # the recorder reads each failure from its exception; pytest's own traceback text for it
-    # (--tb=short) cost up to 4 s a mutant that fails every instance, and nothing reads it
-    args.append("--tb=no")
     return int(pytest.main(args, plugins=[BatchLoop(job)]))
 
 

@@ -30,7 +30,9 @@ import sys
 import threading
 from pathlib import Path
 
-PRELOAD = ("torch", "numpy", "pytest", "sympy", "mpmath", "yaml", "hypothesis")  # hypothesis: its pytest plugin
+# hypothesis: its pytest plugin. Not triton (0.24 s a child that calls a kernel): with it imported before the fork,
+# every interpreted kernel call in the child raised "Cannot call @triton.jit'd outside of the scope of a kernel"
+PRELOAD = ("torch", "numpy", "pytest", "sympy", "mpmath", "yaml", "hypothesis")
 READY_TIMEOUT_S = 120
 
 
