@@ -3,7 +3,7 @@
 
 Every check that runs the gate suite keeps each instance's result (outcome, readings, message:
 the plugin's item) under clean_run_inputs.InputsNow.key, the sha256 of everything the instance
-reads: its gate file, the suite's helpers and conftests, every fixture, its targets' sources, the
+reads: its gate file, the suite's helpers and conftests, every fixture, the specs, its targets' sources, the
 `fidelity` package and the configured subject modules, the versions of Python, torch, NumPy,
 pytest and Triton. `check --changed` runs only the instances whose key differs from the kept one
 (or that have none: never run, or no target to key them by) and reads the others' results as they

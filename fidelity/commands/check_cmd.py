@@ -50,8 +50,8 @@ def add_parser(sub) -> None:
                    help="processes that run the gate suite (default: one per core, never more than its test "
                         "files; 1 without pytest-xdist). Every N reports the same instances in the same order")
     p.add_argument("--changed", action="store_true",
-                   help="run only the gate instances whose inputs (gate file, helpers, fixtures, targets' sources, "
-                        "harness, versions) changed since the last gate run of check on this machine, and read "
+                   help="run only the gate instances whose inputs (gate file, helpers, fixtures, specs, targets' "
+                        "sources, harness, versions) changed since the last gate run of check on this machine, and read "
                         "the others' results from it; the fixtures are not recomputed when their inputs hash "
                         "as at the last clean verification; plain check runs and recomputes everything")
     add_specs_option(p)

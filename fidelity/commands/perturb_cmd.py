@@ -26,8 +26,8 @@ Evidence goes to the project's reports/evidence/ (JSON, pinned by hashes of gate
 target and fixtures).
 
 Clean runs are kept (reports/evidence/clean-runs.json) per gate instance under a hash
-of everything it read (gate file, helpers, fixtures, targets' sources, harness,
-versions): a later run counts those whose hash matches, runs only the missing ones and
+of everything it read (gate file, helpers, fixtures, specs, targets' sources,
+harness, versions): a later run counts those whose hash matches, runs only the missing ones and
 judges old and new together. An instance with 10 kept runs is not run unpatched again
 (its green after is known), and a perturbation whose instances all have them is written
 as soon as its child ends, so a run stopped later keeps its records.

@@ -7,6 +7,7 @@ its readings is unchanged. An instance's key is a sha256 over
     the conftests above them and the project's pytest configuration;
   - every file under the fixtures folder (a gate may read a fixture another instance loaded first,
     so the files one instance opened are not all it depends on);
+  - every file under the project's specs folder (a gate may read a default from them: spec_value);
   - the sources of the modules it targets (located by name on the path a child imports them from);
   - the harness: the `fidelity` package's sources (the gates' helpers, the plugin) but for the
     targets, the modules the project configures as subjects and mechanisms, and those of subjects the
@@ -33,7 +34,7 @@ from fidelity.perturb import gate_index, harness_sources
 from fidelity.targets import locate
 from fidelity.targets.errors import TargetNotFound
 
-FORMAT = 1  # bump when what a key covers changes: every kept clean run is then run again
+FORMAT = 2  # bump when what a key covers changes: every kept clean run is then run again (2: the specs)
 VERSIONED = ("torch", "numpy", "pytest", "triton")
 
 
@@ -56,10 +57,10 @@ class InputsNow:
         for f in gate_index.hashed_files(list(test_paths), self.root):
             if not f.name.startswith("test_"):
                 shared.update(self._named_sha(f))
-        fixtures = Path(fixtures_dir)
-        if fixtures.is_dir():
-            for f in sorted(p for p in fixtures.rglob("*") if p.is_file()):
-                shared.update(self._named_sha(f))
+        for folder in (Path(fixtures_dir), _specs_dir(self.root)):
+            if folder.is_dir():
+                for f in sorted(p for p in folder.rglob("*") if p.is_file()):
+                    shared.update(self._named_sha(f))
         for f in harness_sources.files(gate_index.harness_modules(self.root, env), self._search):
             if str(f) not in target_files:
                 shared.update(self._named_sha(f))
@@ -99,6 +100,16 @@ class InputsNow:
             source = self._source(module)
             self._target_sha[module] = jsonio.sha256_file(source) if source else None
         return self._target_sha[module]
+
+
+def _specs_dir(root: Path) -> Path:
+    """The specs folder of the project at `root` (its configuration's, else the default `specs`)."""
+    from fidelity import project
+
+    try:
+        return project.load(root).specs
+    except project.ProjectError:
+        return root / "specs"
 
 
 def distribution_version(dist: str) -> str:

@@ -60,6 +60,17 @@ def test_editing_anything_the_instance_reads_changes_its_key(repo, edited):
     assert _keys(repo, add) != before
 
 
+def test_editing_a_spec_changes_the_key(repo):
+    """A gate may read a default from the specs (spec_value), so a spec edit may change any instance's outcome:
+    kept runs, and check --changed's kept results, of a gate whose default moved are not counted."""
+    (repo / "specs").mkdir()
+    (repo / "specs" / "toy.yaml").write_text("equations: []\n", encoding="utf-8")
+    add = _item(ADD_1, ["toysubj.arith"])
+    before = _keys(repo, add)
+    (repo / "specs" / "toy.yaml").write_text("equations: [] # edited\n", encoding="utf-8")
+    assert _keys(repo, add) != before
+
+
 def test_editing_another_instances_target_leaves_the_key_alone(repo):
     add, clock = _item(ADD_1, ["toysubj.arith"]), _item("tests/toygate_clock.py::test_clock_reads", ["toysubj.clock"])
     before = _keys(repo, add, clock)
