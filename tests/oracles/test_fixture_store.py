@@ -232,3 +232,16 @@ def test_drifts_come_in_the_serial_order_from_the_pool(generated, tmp_path, monk
     monkeypatch.setattr(fs, "_build_all", lambda ids: [fs.build(fid) for fid in ids])
     assert [(dr.fixture_id, dr.field) for dr in pooled] == [(dr.fixture_id, dr.field) for dr in fs.verify(d, POOL_IDS)]
     assert [dr.fixture_id for dr in pooled] == ["sinkhorn.slow_2x2", "mhc.eq3_sliced"]  # the order asked, not id order
+
+
+@pytest.mark.parametrize("ids", [["toy.guard_raises"], ["toy.guard_raises", "sinkhorn.slow_2x2"]],
+                         ids=["serial", "pooled"])
+def test_a_builder_that_raises_is_an_error_naming_its_fixture_not_a_traceback(tmp_path, monkeypatch, ids):
+    """A builder's own guard (a spec default its fixture cannot tell from a wrong one: mhc.table5.tmax set to 21
+    raised so from the pool) is verify's FixtureError, which check's fixtures stage reports as red."""
+    def guarded():
+        raise ValueError("wrong default lies only 0.0 tolerances away")
+
+    monkeypatch.setitem(fs.FIXTURES, "toy.guard_raises", fs.FixtureSpec("toy.guard_raises", "toy", (), guarded, __name__))
+    with pytest.raises(fs.FixtureError, match=r"toy\.guard_raises\.json: its builder raised ValueError: wrong default"):
+        fs.verify(tmp_path, ids)
