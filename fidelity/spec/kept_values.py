@@ -38,7 +38,7 @@ def values(specs_dir: Path, root: Path | None, load: Callable[[], dict[str, obje
     loaded = load()
     from fidelity.evidence.jsonio import write_atomic
 
-    try:
+    try:  # json, not jsonio.dumps: a value may be infinite, and it must read back as it was
         write_atomic(path, json.dumps(loaded, sort_keys=True))
     except OSError:  # a read-only cache only costs the next child the load
         pass
@@ -48,9 +48,10 @@ def values(specs_dir: Path, root: Path | None, load: Callable[[], dict[str, obje
 def _key(specs_dir: Path) -> str:
     import yaml
 
+    from fidelity.evidence.jsonio import sha256_file
+
     h = hashlib.sha256(f"python {sys.version}\npyyaml {yaml.__version__}\n".encode())
-    for folder in (specs_dir, LOADER):
+    for side, folder in (("specs", specs_dir), ("loader", LOADER)):
         for f in sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in (".yaml", ".yml", ".json", ".py")):
-            h.update(f"{folder == LOADER}:{f.name}:{f.stat().st_size}\n".encode())
-            h.update(f.read_bytes())
+            h.update(f"{side} {f.name} {sha256_file(f)}\n".encode())
     return h.hexdigest()
