@@ -334,7 +334,7 @@ def test_activation_factor_sets_the_constant_before_an_activation_to_one_and_to_
 
 
 def test_every_operator_is_registered_under_its_snake_case_name_with_a_one_paragraph_doc():
-    assert len(OPERATORS) == 20
+    assert len(OPERATORS) == 23
     for name, operator in OPERATORS.items():
         assert operator.name == name and re.fullmatch(r"[a-z]+(_[a-z]+)*", name)
         assert len(operator.doc) > 80 and "\n\n" not in operator.doc, name
@@ -485,7 +485,8 @@ def test_the_reference_gets_mutants_of_every_operator_that_applies_to_it(referen
     # none of the three files transposes anything (there is nothing to remove)
     assert not any(re.search(r"\.m?T\b|transpose\(|\.t\(\)", source) for source, _ in reference.values()), message
     covered = {op for c in counts.values() for op in c}
-    assert covered == set(OPERATORS) - {"transpose_removed"}, message
+    # nor passes a forwarded positional argument to a callee of its own that has a default (rmsnorm.py does)
+    assert covered == set(OPERATORS) - {"transpose_removed", "forwarded_argument_default"}, message
     assert all(sum(c.values()) > 50 for c in counts.values()), message
 
 

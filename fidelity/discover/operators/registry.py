@@ -9,6 +9,9 @@ from fidelity.discover.operators.activations import ActivationFactor, Activation
 from fidelity.discover.operators.axes import (
     DimArgument, KeywordFlag, ReductionSwap, TransposeInserted, TransposeRemoved,
 )
+from fidelity.discover.operators.forwarding import (
+    ForwardedArgumentDefault, ForwardedArgumentNone, ForwardedKeywordDropped,
+)
 from fidelity.discover.operators.guards import CheckCallRemoved, GuardBoolSwapped, GuardBoundaryMoved, GuardRemoved
 from fidelity.discover.operators.literals import NumericLiteral, ParameterDefault
 from fidelity.discover.operators.outputs import DetachInserted, DowncastInserted, DtypeNarrowed
@@ -23,6 +26,7 @@ _ALL: tuple[Operator, ...] = (
     TermDropped(), AssignmentsSwapped(),
     DetachInserted(), ActivationSwap(), ActivationFactor(), DowncastInserted(), DtypeNarrowed(),
     RangeBound(), ArgumentsSwapped(),
+    ForwardedKeywordDropped(), ForwardedArgumentNone(), ForwardedArgumentDefault(),
 )
 
 OPERATORS: Mapping[str, Operator] = MappingProxyType({op.name: op for op in _ALL})
