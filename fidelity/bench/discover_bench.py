@@ -211,17 +211,24 @@ def run_mutmut(root: Path, modules: list[str], work: Path, *, tests: list[str] =
     results = subprocess.run([*cmd, "results", "--all", "true"], cwd=copy, capture_output=True, text=True, env=env)
     statuses = parse_results(results.stdout)
     summary = summarise_mutmut(statuses)
+    survivors = survivor_diffs(cmd, copy, env, statuses)
     rate = _MUTMUT_RATE.findall(proc.stdout)
     # mutmut skips a function under a decorator: say how many it mutated of the files' functions
     functions = sorted({f"{m}.{f}" for m, file in zip(modules, files) for f in function_names(copy / file)})
     mutated = sorted({name.rsplit("__mutmut_", 1)[0] for name in statuses})
     return {"tool": f"mutmut {mutmut_version()}", "command": " ".join(run_args[1:]), "exit": proc.returncode,
             "files": files, "tests": list(tests), "seconds": seconds, **summary,
-            "functions": functions, "functions_mutated": mutated,
+            "functions": functions, "functions_mutated": mutated, "survivors": survivors,
             "functions_not_mutated": sorted(set(functions) - set(mutated)),
             "mutants_per_second": summary["mutants"] / seconds if seconds else None,
             "reported_mutants_per_second": float(rate[-1]) if rate else None,
             "output_tail": (proc.stdout + proc.stderr)[-2000:] if proc.returncode else ""}
+
+
+def survivor_diffs(cmd: list[str], copy: Path, env: dict[str, str], statuses: dict[str, str]) -> dict[str, str]:
+    """{survived mutant: its diff (`mutmut show`)}: what a person classifies (message text, device, genuine)."""
+    return {name: subprocess.run([*cmd, "show", name], cwd=copy, capture_output=True, text=True, env=env).stdout
+            for name, status in sorted(statuses.items()) if status == "survived"}
 
 
 def discover_command(modules: list[str], budget: int | None = None) -> list[str]:
@@ -274,7 +281,7 @@ def _counts_text(counts: dict, first: tuple[str, ...] = ("killed", "survived")) 
 
 def render(figures: dict) -> str:
     mm, dc = figures["mutmut"], figures["discover"]
-    lines = [f"modules: {', '.join(figures['modules'])}; gates: {GATES}; cpu cores: {figures['cpu_cores']}"
+    lines = [f"modules: {', '.join(figures['modules'])}; gates: {' '.join(figures.get('tests') or [GATES])}; cpu cores: {figures['cpu_cores']}"
              + ("; --quick: a few mutants a side, start-up costs dominate: not a speed claim" if figures["quick"] else "")]
     if mm.get("mutants"):
         own = mm.get("reported_mutants_per_second")
@@ -309,17 +316,20 @@ def main(argv: list[str] | None = None, *, discover_cmd: list[str] | None = None
                         help=f"a module to mutate (repeatable; default {DEFAULT_MODULES[0]})")
     parser.add_argument("--quick", action="store_true", help="a few mutants a side (a smoke run, not a speed claim)")
     parser.add_argument("--out", type=Path, help="write the figures as JSON to this file")
+    parser.add_argument("--tests", action="append", metavar="PATH",
+                        help=f"a test file or folder mutmut runs (repeatable; default {GATES})")
     parser.add_argument("--max-children", type=int, help="mutmut's workers (default: its own, the cpu count)")
     parser.add_argument("--skip-discover", action="store_true", help="time mutmut only")
     parser.add_argument("--skip-mutmut", action="store_true", help="time discover only")
     args = parser.parse_args(argv)
     modules = args.modules or DEFAULT_MODULES
     root = project.find().root
-    figures = {"modules": modules, "quick": args.quick, "cpu_cores": os.cpu_count(), "python": sys.version.split()[0]}
+    figures = {"modules": modules, "tests": args.tests or [GATES], "quick": args.quick, "cpu_cores": os.cpu_count(), "python": sys.version.split()[0]}
     with tempfile.TemporaryDirectory(prefix="fidelity-discover-bench-") as tmp:
         work = Path(tmp)
         figures["mutmut"] = ({"exit": None, "mutants": None, "skipped": True} if args.skip_mutmut else
-                             run_mutmut(root, modules, work / "mutmut", quick=args.quick, max_children=args.max_children))
+                             run_mutmut(root, modules, work / "mutmut", tests=args.tests or [GATES], quick=args.quick,
+                                        max_children=args.max_children))
         budget = None
         if args.quick:  # as many mutants as mutmut ran, per module
             budget = max(1, (figures["mutmut"].get("mutants") or QUICK_BUDGET * len(modules)) // len(modules))
