@@ -6,9 +6,15 @@ verdict is one of
             got; a silent cast of the output is one too): a fact about that implementation
   error     the subject (or the run) raised instead of answering: the exception's type and
             message; a bare NotImplementedError is one, with the hint to raise NotRun
+  differs from our choice
+            a gate's assertion failed, but every equation it is attributed to is a choice of ours
+            (tier c: a value the paper never states, fidelity.spec.choices): reported with the item,
+            its tier, our value and what the gate compared, never counted as a finding
   passed    every instance that ran passed, and at least one ran
   not run   nothing ran: the subject refused every case (NotRun) or lacks the device
-None of these fail our CI: the run exits non-zero only with --strict (on any finding or error).
+None of these fail our CI: the run exits non-zero only with --strict (on any finding or error; a
+difference from our choice never). The project's own subjects are held to our choices: for them such a
+failure stays a finding.
 """
 from __future__ import annotations
 
@@ -16,9 +22,11 @@ import re
 
 from fidelity import project
 from fidelity.check import gates_stage, subject_gate_files
+from fidelity.spec import choices
 from fidelity.subjects import registry
 
-VERDICTS = ("passed", "finding", "error", "not run")
+CHOICE = "differs from our choice"
+VERDICTS = ("passed", "finding", "error", CHOICE, "not run")
 SHOWN_PER_EQUATION = 5  # findings or errors printed per equation; the rest are in --json
 
 
@@ -39,7 +47,15 @@ def _reason(text: str) -> str:
     return re.sub(r"^Skipped:\s*", "", text) or text
 
 
-def equation_verdicts(cat, gate_rows: list[dict], subject: str) -> list[dict]:
+def _finding_entry(g: dict, f: dict) -> dict:
+    return {"gate": g["gate"], "gate_class": g.get("gate_class"), "nodeid": f["nodeid"], "readings": f.get("readings"),
+            "message": (f.get("message") or "").splitlines()[0] if f.get("message") else "",
+            "full_message": f.get("message") or "", "exc_type": f.get("exc_type")}
+
+
+def equation_verdicts(cat, gate_rows: list[dict], subject: str, *, own: bool = False) -> list[dict]:
+    """Per equation the verdict of `subject` (module docstring). `own`: the subject is one of the project's
+    own, held to our choices (a failure attributed only to tier-c items stays a finding)."""
     rows = []
     for eq in cat.equations.values():
         gates = [g for g in gate_rows if eq.id in g["equations"] and subject in g["subjects"]]
@@ -47,10 +63,15 @@ def equation_verdicts(cat, gate_rows: list[dict], subject: str) -> list[dict]:
             continue
         per = [(g, g["subjects"][subject]) for g in gates]
         failed = [(g, f) for g, s in per if s["status"] == "failed" for f in g["failed"] if eq.id in checked(f, g)]
-        findings = [{"gate": g["gate"], "gate_class": g.get("gate_class"), "nodeid": f["nodeid"], "readings": f.get("readings"),
-                     "message": (f.get("message") or "").splitlines()[0] if f.get("message") else "",
-                     "full_message": f.get("message") or "", "exc_type": f.get("exc_type")}
-                    for g, f in failed if _outcome(f) == "finding"]
+        findings, differs = [], []
+        for g, f in failed:
+            if _outcome(f) != "finding":
+                continue
+            ours = [] if own else choices.our_choices(cat, checked(f, g))
+            if ours:
+                differs.append({**_finding_entry(g, f), "choices": [choices.describe(i) for i in ours]})
+            else:
+                findings.append(_finding_entry(g, f))
         errors = [{"gate": g["gate"], "gate_class": g.get("gate_class"), "nodeid": f["nodeid"],
                    "exc_type": f.get("exc_type") or "error",
                    "message": f.get("message") or "", "phase": f.get("phase"), "raised_in": f.get("raised_in"),
@@ -58,12 +79,14 @@ def equation_verdicts(cat, gate_rows: list[dict], subject: str) -> list[dict]:
                   for g, f in failed if _outcome(f) == "error"]
         passed = sum(s["passed"] for _, s in per)
         not_run = sum(s["not_run"] for _, s in per)
-        verdict = "finding" if findings else "error" if errors else "passed" if passed else "not run"
+        verdict = ("finding" if findings else "error" if errors else CHOICE if differs
+                   else "passed" if passed else "not run")
         reasons = sorted({_reason(r) for _, s in per for r in s["not_run_reasons"]})
         rows.append({"equation": eq.id, "paper": eq.paper, "verdict": verdict,
                      "gates": {g["gate"]: s["status"] for g, s in per}, "findings": findings, "errors": errors,
+                     "differs_from_our_choice": differs,
                      "instances": {"passed": passed, "findings": len(findings), "errors": len(errors),
-                                   "not_run": not_run},
+                                   "differs_from_our_choice": len(differs), "not_run": not_run},
                      "not_run_reasons": reasons})
     return rows
 
@@ -97,11 +120,26 @@ def _error_lines(e: dict) -> list[str]:
     return lines
 
 
+def _choice_text(c: dict) -> str:
+    return f"{c['id']}" + (f" = {c['ours']}" if c["ours"] is not None else "") + f" ({c['title']})"
+
+
+def _choice_lines(d: dict) -> list[str]:
+    """A difference from our choice: the items (tier, our value), then what the gate compared."""
+    first = next((ln.strip() for ln in d["full_message"].splitlines() if ln.strip()), "(no message)")
+    items = "; ".join(_choice_text(c) for c in d["choices"])
+    return [f"ours     {_label(d)}{d['nodeid']}: differs from our choice, tier c, not the paper's: {items}",
+            f"           compared: {first}"]
+
+
 def text_lines(v: dict) -> list[str]:
-    """One equation of the text report: verdict, then findings, errors and every not-run reason."""
+    """One equation of the text report: verdict, then findings, errors, differences from our choices and every
+    not-run reason."""
     lines = [f"  {v['verdict']:8} {v['equation']}"]
     pad = " " * 11
-    for kind, entries, render in (("findings", v["findings"], _finding_lines), ("errors", v["errors"], _error_lines)):
+    for kind, entries, render in (("findings", v["findings"], _finding_lines), ("errors", v["errors"], _error_lines),
+                                  ("differences from our choices", v.get("differs_from_our_choice", []),
+                                   _choice_lines)):
         for entry in entries[:SHOWN_PER_EQUATION]:
             lines += [pad + ln for ln in render(entry)]
         if len(entries) > SHOWN_PER_EQUATION:
@@ -127,6 +165,7 @@ def _refuse_declaration_problems(ref: str, subject) -> None:
 def run(cat, args, say) -> dict:
     ref, subject = registry.resolve(args.subject)
     _refuse_declaration_problems(ref, subject)
+    own = ref in registry.project_references()  # our own reference is held to our choices
     try:
         reason = subject.unavailable_reason()
     except Exception as exc:  # the adapter's own check broke: nothing ran, say so in one line
@@ -144,7 +183,7 @@ def run(cat, args, say) -> dict:
     if data["returncode"] not in (0, 1):
         raise RuntimeError(f"the gate run did not complete (pytest exit {data['returncode']}):\n{data['output_tail'][-1500:]}")
     rows = gates_stage.summarise(data["items"])
-    verdicts = equation_verdicts(cat, rows, subject.name)
+    verdicts = equation_verdicts(cat, rows, subject.name, own=own)
     for v in verdicts:
         for line in text_lines(v):
             say(line)
@@ -152,10 +191,12 @@ def run(cat, args, say) -> dict:
     failing = failing_instances(verdicts)
     red = count["finding"] + count["error"]
     say(f"conformance of {subject.name}: {_equations(count['passed'])} passed, {count['finding']} with findings, "
-        f"{count['error']} with errors, {count['not run']} not run; {_instances(failing['findings'])} with a finding, "
-        f"{failing['errors']} with an error (an instance holding several equations counted once)"
+        f"{count['error']} with errors, {count[CHOICE]} differing only from our choices (tier c), "
+        f"{count['not run']} not run; {_instances(failing['findings'])} with a finding, "
+        f"{failing['errors']} with an error, {failing['differs_from_our_choice']} differing from our choice "
+        "(an instance holding several equations counted once)"
         + ("" if args.strict or not red else " (findings and errors do not fail this run; use --strict)"))
-    return {"ok": not (args.strict and red), "subject": subject.name, "reference": ref,
+    return {"ok": not (args.strict and red), "subject": subject.name, "reference": ref, "held_to_our_choices": own,
             "equations": verdicts, "failing_instances": failing, "gates": rows}
 
 
@@ -166,4 +207,5 @@ def _instances(n: int) -> str:
 def failing_instances(verdicts: list[dict]) -> dict[str, int]:
     """Gate instances with a finding, and with an error, each counted once: an instance whose gate holds
     several equations is listed under each of them."""
-    return {kind: len({entry["nodeid"] for v in verdicts for entry in v[kind]}) for kind in ("findings", "errors")}
+    return {kind: len({entry["nodeid"] for v in verdicts for entry in v.get(kind, [])})
+            for kind in ("findings", "errors", "differs_from_our_choice")}

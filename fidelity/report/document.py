@@ -24,7 +24,7 @@ from fidelity.report.blocks import (Bullets, Code, CodeBlock, Document, Heading,
                                     Strong, Table, Tag, Target, anchor)
 from fidelity.report.discovery import OUTCOMES as DISCOVERY_OUTCOMES
 from fidelity.report.discovery import witness_text
-from fidelity.report.model import ERROR, FINDING, NOT_PROVIDED, OBSERVED, OBSERVED_STALE, PREDICTED_ONLY, perturbation_key
+from fidelity.report.model import CHOICE, ERROR, FINDING, NOT_PROVIDED, OBSERVED, OBSERVED_STALE, PREDICTED_ONLY, perturbation_key
 
 DASH = "—"
 # (plot, the mechanism whose fixtures it draws: shown only in a project that holds it, or None, caption)
@@ -178,13 +178,13 @@ def _deviations(doc: Document, ledger: dict) -> None:
         doc.add(Para("No equation deviates from its paper."))
 
 
-def _findings_by_gate(t: dict) -> dict[str, list[dict]]:
-    """{gate: [equations it found something about]} for one third-party subject."""
+def _findings_by_gate(t: dict, outcomes: tuple[str, ...] = (FINDING, ERROR)) -> dict[str, list[dict]]:
+    """{gate: [equations it found something about]} for one third-party subject, counting the failures of
+    `outcomes` (findings and errors; or, apart, differences from our choices)."""
     out: dict[str, list[dict]] = {}
     for e in t["equations"]:
-        if e["verdict"] in (FINDING, ERROR):
-            for gate in sorted({f["gate"] for f in e["findings"]}):
-                out.setdefault(gate, []).append(e)
+        for gate in sorted({f["gate"] for f in e["findings"] if f.get("outcome", FINDING) in outcomes}):
+            out.setdefault(gate, []).append(e)
     return dict(sorted(out.items()))
 
 
@@ -352,12 +352,36 @@ def _finding_rows(t: dict) -> list[tuple]:
     failed instances, and the first one's reading and message."""
     rows = []
     for gate, eqs in _findings_by_gate(t).items():
-        fs = [f for e in eqs for f in e["findings"] if f["gate"] == gate]
+        fs = [f for e in eqs for f in e["findings"] if f["gate"] == gate and f.get("outcome", FINDING) != CHOICE]
         first = fs[0]
         instances = codes(sorted({f["instance"] for f in fs if f["instance"]}))
         rows.append((Target(finding_id(t["name"], gate), gate_ref(gate)), eq_refs([e["equation"] for e in eqs]),
                      instances, _how(first), _readings_text(first["readings"]), first["message"] or DASH))
     return rows
+
+
+def _choice_rows(t: dict) -> list[tuple]:
+    """One row per gate that failed only where it compares a choice of ours: the tier-c items, our values, and
+    what the gate compared (the first instance's message)."""
+    rows = []
+    for gate, eqs in _findings_by_gate(t, (CHOICE,)).items():
+        fs = [f for e in eqs for f in e["findings"] if f["gate"] == gate and f.get("outcome") == CHOICE]
+        items = {c["id"]: c for f in fs for c in f.get("choices", [])}
+        ours = joined([(Ref(i, eq_ref(i)), f" = {c['ours']}" if c["ours"] is not None else "")
+                       for i, c in sorted(items.items())])
+        instances = codes(sorted({f["instance"] for f in fs if f["instance"]}))
+        rows.append((gate_ref(gate), ours, instances, fs[0]["message"] or DASH))
+    return rows
+
+
+def _third_party_choices(doc: Document, t: dict) -> None:
+    rows = _choice_rows(t)
+    if not rows:
+        return
+    doc.add(Para((Strong(f"Differs from our choice on {t['name']}"), ": these gates failed only where they compare "
+                  "a value the paper does not state (a tier-c item: our choice, held against our own reference). "
+                  "A package that chose otherwise has not departed from the paper; not a finding.")))
+    doc.add(Table(("gate", "our choice (tier c)", "instances", "what the gate compared"), tuple(rows)))
 
 
 def _third_party(doc: Document, ledger: dict) -> None:
@@ -375,11 +399,12 @@ def _third_party(doc: Document, ledger: dict) -> None:
         doc.add(Para("No third-party subject was run."))
         return
     doc.add(Table(("subject", "reference", "package versions", "available here", "gates run",
-                   "equations passed", "with findings", "with errors", "not run"),
+                   "equations passed", "with findings", "with errors", "differing from our choice", "not run"),
                   tuple((Link(t["name"], "#" + anchor("third-party", t["name"])), Code(t["reference"] or DASH),
                          ", ".join(f"{d} {v}" for d, v in t["versions"].items()) or DASH,
                          "yes" if t["available"] else f"no: {t['reason']}", str(t["gates"]), str(t["passed"]),
-                         str(t["findings"]), str(t.get("errors", 0)), str(t["not_run"])) for t in third)))
+                         str(t["findings"]), str(t.get("errors", 0)), str(t.get("differs_from_our_choice", 0)),
+                         str(t["not_run"])) for t in third)))
     for t in third:
         doc.add(Heading(3, f"Findings about {t['name']} (third party)", anchor("third-party", t["name"]),
                         collapsed=True))
@@ -397,6 +422,7 @@ def _third_party(doc: Document, ledger: dict) -> None:
         elif t["available"]:
             doc.add(Para(f"No finding: every gate that ran on {t['name']} passed." if t["passed"] else
                          f"No finding, and no gate passed on {t['name']} either."))
+        _third_party_choices(doc, t)
         by_reason: dict[str, list[str]] = {}
         for e in t["equations"]:
             if e["verdict"] == "not run":
@@ -552,10 +578,11 @@ def _third_party_cell(cell: dict):
         return DASH
     if status == "not run":
         return Tag(status, "skipped")
-    tag = Tag(status, "failed" if status == FINDING else "passed")
+    failing = status in (FINDING, CHOICE)
+    tag = Tag(status, "failed" if status == FINDING else "other" if status == CHOICE else "passed")
     gates = cell["passed"] + cell["failed"] + cell["not_run"]
-    extra = f" {cell['failed'] if status == FINDING else cell['passed']} of {gates} gates"
-    if status == FINDING and cell["passed"]:
+    extra = f" {cell['failed'] if failing else cell['passed']} of {gates} gates"
+    if failing and cell["passed"]:
         extra += f", {cell['passed']} passed"
     if cell["not_run"]:
         extra += f", {cell['not_run']} not run"

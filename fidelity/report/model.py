@@ -33,6 +33,7 @@ from collections import Counter
 from pathlib import Path
 
 from fidelity.evidence.outcome import Outcome
+from fidelity.spec import choices
 from fidelity.report import coverage, discovery, performance
 from fidelity.report import separation as sep
 
@@ -40,6 +41,7 @@ SCHEMA = "fidelity.report.ledger/1"
 OBSERVED, OBSERVED_STALE, PREDICTED_ONLY = "OBSERVED", "OBSERVED, STALE", "PREDICTED ONLY"
 IMPLEMENTED = ("implemented", "deviates")
 FINDING, ERROR, NOT_PROVIDED = "finding", "error", "not provided"   # a third-party subject's cells
+CHOICE = "differs from our choice"  # a third-party cell whose every failure is a difference from a tier-c choice
 
 
 # ---------------------------------------------------------------- small helpers
@@ -312,15 +314,26 @@ def _strip_skip(reason: str) -> str:
     return re.sub(r"^(Skipped:\s*)?(not run:\s*)?", "", reason) or reason
 
 
-def _third_party_cell(covering: list[dict], name: str) -> dict:
-    """One third-party subject's cell: its gate rows (from its own run) that cover the equation."""
+def _only_our_choices(cat, row: dict, equation: str) -> bool:
+    """Whether every failure of a third-party gate row that is attributed to `equation` differs only from our
+    choices (fidelity.spec.choices)."""
+    from fidelity.check.conformance import checked
+
+    failed = [f for f in row.get("failed") or [] if equation in checked(f, row)]
+    return bool(failed) and all(choices.our_choices(cat, checked(f, row)) for f in failed)
+
+
+def _third_party_cell(cat, equation: str, covering: list[dict], name: str) -> dict:
+    """One third-party subject's cell: its gate rows (from its own run) that cover the equation. A cell
+    whose failed gates all failed only where they compare our tier-c choices says so, never 'finding'."""
     if not covering:
         return {"status": NOT_PROVIDED, "passed": 0, "failed": 0, "not_run": 0, "reasons": []}
-    runs = [r["subjects"][name] for r in covering if name in r.get("subjects", {})]
-    passed = sum(1 for r in runs if r["status"] == "passed")
-    failed = sum(1 for r in runs if r["status"] == "failed")
-    reasons = sorted({_strip_skip(x) for run in runs for x in run.get("not_run_reasons", [])})
-    status = FINDING if failed else "passed" if passed else "not run"
+    runs = [(r, r["subjects"][name]) for r in covering if name in r.get("subjects", {})]
+    passed = sum(1 for _, r in runs if r["status"] == "passed")
+    failed = sum(1 for _, r in runs if r["status"] == "failed")
+    reasons = sorted({_strip_skip(x) for _, run in runs for x in run.get("not_run_reasons", [])})
+    ours = failed and all(_only_our_choices(cat, row, equation) for row, r in runs if r["status"] == "failed")
+    status = CHOICE if ours else FINDING if failed else "passed" if passed else "not run"
     return {"status": status, "passed": passed, "failed": failed, "not_run": len(covering) - passed - failed,
             "reasons": reasons}
 
@@ -360,7 +373,7 @@ def _subject_matrix(cat, paper: str, gates: dict[str, dict], gate_run: dict | No
         row = {"equation": eq.id, "status": eq.data["status"], "gates": [g["gate"] for g in covering],
                "cells": cells}
         if third is not None:
-            row["third_party"] = {n: _third_party_cell(c, n) for n, c in sorted(third_covering.items())}
+            row["third_party"] = {n: _third_party_cell(cat, eq.id, c, n) for n, c in sorted(third_covering.items())}
         rows.append(row)
     matrix = {"note": note, "subjects": subjects, "rows": rows}
     if third is not None:
@@ -402,8 +415,10 @@ def _third_party(cat, gate_run: dict | None) -> list[dict] | None:
                          "kind": recorded.get(f["nodeid"], {}).get("kind"),
                          "exc_type": recorded.get(f["nodeid"], {}).get("exc_type"),
                          "readings": dict(sorted((f.get("readings") or {}).items())),
-                         "message": f["message"].splitlines()[0] if f["message"] else ""}
-                        for outcome, group in ((FINDING, v["findings"]), (ERROR, v["errors"])) for f in group]
+                         "message": f["message"].splitlines()[0] if f["message"] else "",
+                         **({"choices": f["choices"]} if f.get("choices") else {})}
+                        for outcome, group in ((FINDING, v["findings"]), (ERROR, v["errors"]),
+                                               (CHOICE, v.get("differs_from_our_choice", []))) for f in group]
             equations.append({"equation": v["equation"], "paper": v["paper"],
                               "verdict": v["verdict"],
                               "gates": dict(sorted(v["gates"].items())), "findings": findings,
@@ -415,7 +430,7 @@ def _third_party(cat, gate_run: dict | None) -> list[dict] | None:
                     "collect_errors": len(run.get("collect_errors") or []), "gates": len(rows),
                     "gates_with_findings": sum(1 for r in rows if r.get("status") == "failed"),
                     "passed": verdicts.get("passed", 0), "findings": verdicts.get(FINDING, 0),
-                    "errors": verdicts.get(ERROR, 0),
+                    "errors": verdicts.get(ERROR, 0), "differs_from_our_choice": verdicts.get(CHOICE, 0),
                     "not_run": verdicts.get("not run", 0), "equations": equations})
     return sorted(out, key=lambda t: t["name"])
 

@@ -13,10 +13,10 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 
 
-def check_subject(ref: str) -> dict:
-    """The --json report of `fidelity check --subject ref` (exit 0 asserted: findings do not fail it)."""
+def check_subject(ref: str, *options: str) -> dict:
+    """The --json report of `fidelity check --subject ref [options]` (exit 0 asserted: findings do not fail it)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-    proc = subprocess.run([sys.executable, "-m", "fidelity", "check", "--subject", ref, "--json",
+    proc = subprocess.run([sys.executable, "-m", "fidelity", "check", "--subject", ref, "--json", *options,
                            "--jobs", "1"],  # checks side by side: a process each is enough
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"{ref}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
