@@ -15,6 +15,11 @@ each plausible wrong default lands thousands of tolerances away (the fixture's b
 
 The default dtype of the parameters is float32 (the interface), so the case runs in float32;
 the module is built on the CPU (no device argument) and moved with .to(device), as a user does.
+
+Two builds, each attributed to what it holds (fidelity.gates.attribution): first with eps = attnres.eps
+given and nothing else (a difference is the paper's score, blocks or the default convention), then with no
+optional argument at all (a difference only there is the default eps, attnres.eps, a value the paper never
+states: tier c; another package's default "differs from our choice", never a finding).
 """
 from __future__ import annotations
 
@@ -24,8 +29,11 @@ import pytest
 import torch
 
 from fidelity.gates import readings
+from fidelity.gates.attribution import checking
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close
+from fidelity.gates.declared_defaults import declared_default
 from fidelity.gates.fixture_values import expected, fixture, value
+from fidelity.spec.values import spec_value
 from fidelity.subjects.subject import NotRun
 
 MECH = "block_attnres"
@@ -70,10 +78,10 @@ def _write(module, name: str, new: torch.Tensor) -> None:
         params[name].copy_(new.to(dtype=params[name].dtype, device=params[name].device))
 
 
-def _default_module(subject, device):
-    """factory(sublayers, d, num_blocks) and nothing else; the pseudo-queries written from the fixture."""
+def _default_module(subject, device, **given):
+    """factory(sublayers, d, num_blocks) and nothing else but `given`; the pseudo-queries written from the fixture."""
     subs, h1, N = _case(DEFAULT_DTYPE, device)
-    module = subject.get(MECH)(subs, h1.shape[-1], N)
+    module = subject.get(MECH)(subs, h1.shape[-1], N, **given)
     if hasattr(module, "to"):
         module = module.to(device)
     _write(module, "queries", value(FX, "queries"))
@@ -85,14 +93,26 @@ def _default_module(subject, device):
                   mechanism=MECH, gate_class="defaults_as_shipped")
 def test_block_module_built_with_no_optional_argument_is_the_oracle_at_the_spec_defaults(subject, device):
     """factory(sublayers, d, num_blocks): every h_l the sublayers receive and h_out equal the oracle at
-    eps = attnres.eps, the paper convention and no gain (fixture attnres.module_defaults)."""
-    module, subs, h1 = _default_module(subject, device)
-    out = module(h1)
-    got = torch.stack([s.h for s in subs] + [out.detach()])  # [L + 1, 2, d]: h_1 .. h_L, h_out
+    eps = attnres.eps, the paper convention and no gain (fixture attnres.module_defaults); first with eps
+    given, then with nothing given."""
     want = expected(FX, "h_and_out", DEFAULT_DTYPE, device)
     tol = dataclasses.replace(DEFAULTS_TOL, floor=float(want.abs().max()))
-    assert_close(got, want, tol, what="h_1 .. h_L and h_out of the module built with no optional argument "
-                                      "(index 0 = layer 1; last = output)")
+    ours = spec_value("attnres.eps")
+    with checking("attnres.score_conventions", "attnres.eq2", "attnres.eq5", "attnres.eq6"):
+        assert_close(_h_and_out(subject, device, eps=ours), want, tol,
+                     what=f"h_1 .. h_L and h_out of the module built with eps = {ours!r} (attnres.eps) and no other "
+                          "optional argument (index 0 = layer 1; last = output)")
+    with checking("attnres.eps"):  # the paper's blocks hold at our eps: what is left is the default eps
+        assert_close(_h_and_out(subject, device), want, tol,
+                     what="h_1 .. h_L and h_out of the module built with no optional argument; our default eps "
+                          f"{ours!r} (attnres.eps), the factory's {declared_default(subject.get(MECH), 'eps')}")
+
+
+def _h_and_out(subject, device, **given) -> torch.Tensor:
+    """[L + 1, 2, d]: h_1 .. h_L as the sublayers receive them, and h_out, of the module built with `given`."""
+    module, subs, h1 = _default_module(subject, device, **given)
+    out = module(h1)
+    return torch.stack([s.h for s in subs] + [out.detach()])
 
 
 @pytest.mark.gate(equations=["attnres.alg1"], mechanism=MECH, gate_class="defaults_as_shipped")
