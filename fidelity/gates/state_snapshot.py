@@ -1,24 +1,47 @@
 """A snapshot of the state a call can touch, flat ({path: fingerprint}), so two compare entry by entry.
 
-What it covers (fidelity.gates.statelessness takes one after a call and one after more calls):
-- each torch.nn.Module given and every submodule: parameters and buffers by bits (dtype, shape,
+Roots (fidelity.gates.statelessness takes one before the first call, one after it, one after more calls):
+- each torch.nn.Module given, as `NAME`: every submodule, parameters and buffers by bits (dtype, shape,
   device, requires_grad, bytes), and every other attribute in its __dict__ (a `_calls` counter a
   forward adds, a `t_max` it decrements, the `training` flag);
-- each implementation module named (only those already imported: nothing of one not imported
-  ran): its globals (a `_CALLS` list that grows), and the __dict__, defaults and closure cells of
-  the functions and classes defined in it (a `sinkhorn.calls` set on the function object);
+- each other object given, as `NAME` (a function subject's callable, a package's object): see below;
+- each implementation module named, and its submodules (only those already imported: nothing of one
+  not imported ran), as `pkg.mod:NAME`: its globals (a `_CALLS` list that grows);
 - the global RNGs: torch (CPU, and CUDA once initialised), numpy and Python's `random`.
 
-Values by kind: tensors and numpy arrays by bits; numbers, str, bytes, bool, None (and torch's
-dtype, device, Size) by repr; list, tuple, dict, set item by item (DEPTH levels deep, a cycle
-cut where it closes); objects of classes defined in the snapshotted modules by their __dict__;
-a torch.Generator by its state; anything else by its type alone.
+What is walked from a root: everything reachable, whoever defined it, except infrastructure.
+- The subject's state, walked: an object's attributes (its __dict__ and __slots__) and the class
+  attributes of each class in its MRO (`NAME.<class Sinkhorn>.total`: a counter kept on the class); a
+  function's __dict__, defaults and closure cells, and, for a function outside the implementation
+  modules (an adapter's), the globals its code names (`NAME.<global _PROJECTION>`: the package object an
+  adapter keeps at module level); a bound method's __self__ and __func__; a functools.partial's func,
+  args and keywords; a wrapper's __wrapped__ (the harness's output check is seen through). A package's
+  Sinkhorn object with an iteration counter is read whatever module defines its class.
+- Infrastructure, fingerprinted by type alone: objects, functions and classes defined in the standard
+  library (functools' lru_cache wrappers, locks, module objects), torch (its internals; a
+  torch.nn.Module is walked as above, a torch.Generator read by its state), triton (a JITFunction's
+  compile cache, which fills on first use), numpy (an array is read by its bits, a Generator or
+  RandomState by its state) and the harness itself (fidelity, but fidelity.impl, which is a subject;
+  pytest, pluggy and hypothesis, which run the gates). A module's dunder globals (its name, loader,
+  spec) and its globals bound to infrastructure (imports: a module, a typing alias, a torch function;
+  Triton's interpreter binds its own names into a kernel's module at the first launch) are not read.
+  Their caches fill on a first call keyed on shapes and dtypes; they are not the subject's state, and
+  reading them would call a legitimate cache a defect. What a subject keeps that is neither (a cache
+  of its own, filled on the first call) is state; a subject that keeps it on purpose declares it
+  (Capability.keeps_state), and the gate says what it was told.
+
+Values by kind: tensors and numpy arrays by bits; numbers, str, bytes, bool, None (and torch's dtype,
+device, Size) by repr; list, tuple, dict, set, deque item by item (DEPTH levels deep, a cycle cut where
+it closes); an object reached twice is walked once, where first met (the other path names it).
 
 Paths read like the code: `module.mhc.t_max`, `fidelity.impl.torch.sinkhorn:sinkhorn.calls`,
-`fidelity.impl.torch.depth_attention:_CALLS[2]`, `rng:torch`.
+`fidelity.impl.torch.depth_attention:_CALLS[2]`, `sinkhorn.__wrapped__.<global _PROJ>.iterations`,
+`rng:torch`.
 """
 from __future__ import annotations
 
+import collections
+import functools
 import hashlib
 import random
 import sys
@@ -33,33 +56,67 @@ ITEMS = 256
 """Items of one container taken one entry each; the rest together as one entry."""
 SHOWN = 72
 """Characters of a value that a message shows."""
+INFRASTRUCTURE = frozenset(sys.stdlib_module_names) | {"torch", "triton", "numpy", "fidelity", "pytest", "_pytest",
+                                                        "pluggy", "hypothesis"}
+"""Top-level packages whose objects, functions and classes are fingerprinted by type alone (see the docstring)."""
+SUBJECT_PACKAGES = ("fidelity.impl",)
+"""Packages under an infrastructure name that are subjects all the same (this repository's implementations)."""
 
 Fingerprint = tuple
 ABSENT = ("absent",)
 _ATOMS = (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device, torch.Size)
-_CONTAINERS = (list, tuple, dict, set, frozenset)
+_CONTAINERS = (list, tuple, dict, set, frozenset, collections.deque)
 _MORE = "\u2026"
 
 
 def snapshot(*, modules: Mapping[str, torch.nn.Module] | Iterable[torch.nn.Module] = (),
-             implementation: Iterable[str] = ()) -> dict[str, Fingerprint]:
-    """{path: fingerprint} of `modules` (named, or named by their class), the modules named in
-    `implementation` (already imported), and the global RNG states."""
-    names = [name for name in dict.fromkeys(implementation) if name in sys.modules]
-    walker = _Walker(frozenset(names))
+             implementation: Iterable[str] = (), objects: Mapping[str, object] = ()) -> dict[str, Fingerprint]:
+    """{path: fingerprint} of `modules` (named, or named by their class), `objects` (named), the modules
+    named in `implementation` and their submodules (those already imported), and the global RNG states."""
+    names = implementation_modules(implementation)
+    walker = _Walker(names)
     for name, module in _named(modules):
         walker.value(module, name, 0, ())
+    for name, value in dict(objects).items():
+        walker.value(value, name, 0, ())
     for name in names:
         for key, value in list(vars(sys.modules[name]).items()):
-            if key == "__builtins__":
+            if key.startswith("__") and key.endswith("__") or _imported_name(value):
                 continue
             home = getattr(value, "__module__", None)
-            if isinstance(value, (types.FunctionType, type)) and home != name and home in walker.owned:
-                walker.entries[f"{name}:{key}"] = ("defined in", home)  # snapshotted under its own module
-            else:
-                walker.value(value, f"{name}:{key}", 1, ())
+            walker.value(value, f"{name}:{key}", 1, ())
     walker.rngs()
     return walker.entries
+
+
+def _imported_name(value) -> bool:
+    """Whether a module global is bound to infrastructure (a module, a typing alias, torch's or triton's
+    functions): an import, not state, whenever it was bound (Triton's interpreter binds its own names
+    into a kernel's module at the first launch)."""
+    if isinstance(value, types.ModuleType):
+        return True
+    if _leaf(value) is not None or isinstance(value, (_CONTAINERS, torch.nn.Module, functools.partial)):
+        return False
+    if isinstance(value, (types.FunctionType, type)):
+        return infrastructure(value.__module__)
+    return infrastructure(type(value).__module__) and "__wrapped__" not in getattr(value, "__dict__", {})
+
+
+def implementation_modules(implementation: Iterable[str]) -> list[str]:
+    """The modules named, and the submodules of each already imported (a package's `pkg.core`), in order."""
+    names = []
+    for name in dict.fromkeys(implementation):
+        names += [m for m in sorted(sys.modules) if (m == name or m.startswith(name + ".")) and m not in names
+                  and isinstance(sys.modules[m], types.ModuleType)]
+    return names
+
+
+def infrastructure(module_name: str | None) -> bool:
+    """Whether what a module defines is infrastructure (see the docstring): by its top-level package."""
+    name = module_name or "builtins"
+    if any(name == p or name.startswith(p + ".") for p in SUBJECT_PACKAGES):
+        return False
+    return name.split(".")[0] in INFRASTRUCTURE
 
 
 def changes(before: Mapping[str, Fingerprint], after: Mapping[str, Fingerprint]) -> list[tuple[str, str, str]]:
@@ -134,12 +191,17 @@ def _leaf(value) -> Fingerprint | None:
         return ("value", type(value).__name__, repr(value))
     if isinstance(value, torch.Generator):
         return ("generator", str(value.device), value.get_state().numpy().tobytes())
+    if isinstance(value, random.Random):
+        return ("generator", "random.Random", repr(value.getstate()).encode())
     np = sys.modules.get("numpy")
     if np is not None and isinstance(value, np.ndarray):
         data = repr(value.tolist()).encode() if value.dtype.hasobject else value.tobytes()
         return ("ndarray", str(value.dtype), tuple(value.shape), data, repr(value.reshape(-1)[:4].tolist()))
     if np is not None and isinstance(value, np.generic):
         return ("value", type(value).__name__, repr(value))
+    if np is not None and isinstance(value, (np.random.Generator, np.random.RandomState)):
+        state = value.bit_generator.state if isinstance(value, np.random.Generator) else value.get_state(legacy=False)
+        return ("generator", f"numpy {type(value).__name__}", repr(state).encode())
     return None
 
 
@@ -155,10 +217,14 @@ def _label(key) -> str:
 
 
 class _Walker:
-    def __init__(self, owned: frozenset[str]):
-        self.owned = owned
+    def __init__(self, owned: list[str]):
+        self.owned = frozenset(owned)
         self.entries: dict[str, Fingerprint] = {}
-        self.modules_seen: dict[int, str] = {}
+        # the functions and classes an implementation module defines, by the path of its global: their
+        # home, wherever else they are met first (a class reached from an object it made), so paths stay put
+        self.definitions = {id(value): f"{name}:{key}" for name in owned for key, value in vars(sys.modules[name]).items()
+                            if isinstance(value, (types.FunctionType, type)) and value.__module__ == name}
+        self.seen: dict[int, str] = {}  # an object with parts, walked once: where it was first met
 
     def value(self, value, path: str, depth: int, stack: tuple[int, ...]) -> None:
         if isinstance(value, (staticmethod, classmethod)):
@@ -166,27 +232,52 @@ class _Walker:
         leaf = _leaf(value)
         if leaf is not None:
             self.entries[path] = leaf
-        elif isinstance(value, torch.nn.Module):
-            self.module(value, path, stack)
+        elif self.definitions.get(id(value), path) != path:  # walked where its module defines it, always
+            self.entries[path] = ("defined at", self.definitions[id(value)])
         elif id(value) in stack:
             self.entries[path] = ("cycle", type(value).__name__)
+        elif id(value) in self.seen:
+            self.entries[path] = ("the object at", self.seen[id(value)])
+        elif isinstance(value, torch.nn.Module):
+            self.seen[id(value)] = path
+            self.module(value, path, stack)
         elif depth >= DEPTH:
-            self.entries[path] = ("depth limit", type(value).__name__, len(value) if hasattr(value, "__len__") else "")
-        elif isinstance(value, _CONTAINERS):
-            self.container(value, path, depth, stack + (id(value),))
-        elif isinstance(value, types.FunctionType) and value.__module__ in self.owned:
-            self.function(value, path, depth, stack + (id(value),))
-        elif isinstance(value, type) and value.__module__ in self.owned:
-            self.entries[path] = ("class", value.__qualname__)
-            self.attributes(vars(value), path, depth, stack + (id(value),))
-        elif type(value).__module__ in self.owned:
-            self.entries[path] = ("object", _qualname(value))
-            self.attributes(_instance_attributes(value), path, depth, stack + (id(value),))
+            self.entries[path] = ("depth limit", type(value).__name__, _length(value))
         else:
-            # Opaque, by type only: the contents of modules, third-party objects (a triton JITFunction
-            # whose compile cache fills on use, an lru_cache wrapper, torch internals) are not the
-            # subject's state; reading them would call a legitimate cache a defect.
-            self.entries[path] = ("opaque", _qualname(value))
+            self.seen[id(value)] = path
+            self.parts(value, path, depth, stack + (id(value),))
+
+    def parts(self, value, path: str, depth: int, stack: tuple[int, ...]) -> None:
+        """A value with parts: a container, or one of the subject's functions, classes and objects."""
+        if isinstance(value, _CONTAINERS):
+            self.container(value, path, depth, stack)
+        elif isinstance(value, functools.partial):
+            self.entries[path] = ("partial",)
+            self.attributes({"func": value.func, "args": value.args, "keywords": value.keywords}, path, depth, stack)
+        elif isinstance(value, types.MethodType):
+            self.entries[path] = ("method", value.__func__.__qualname__)
+            self.attributes({"__self__": value.__self__, "__func__": value.__func__}, path, depth, stack)
+        elif isinstance(value, types.FunctionType) and not infrastructure(value.__module__):
+            self.function(value, path, depth, stack)
+        elif isinstance(value, type) and not infrastructure(value.__module__):
+            self.entries[path] = ("class", value.__qualname__)
+            self.attributes(dict(vars(value)), path, depth, stack)
+        elif not isinstance(value, (type, types.FunctionType, types.ModuleType)) \
+                and not infrastructure(type(value).__module__):
+            self.entries[path] = ("object", _qualname(value))
+            self.attributes(_instance_attributes(value), path, depth, stack)
+            self.classes(type(value), path, depth, stack)
+        elif "__wrapped__" in getattr(value, "__dict__", {}):  # infrastructure's wrapper (the output check)
+            self.entries[path] = ("wrapper", _qualname(value))
+            self.value(value.__dict__["__wrapped__"], f"{path}.__wrapped__", depth + 1, stack)
+        else:
+            self.entries[path] = ("opaque", _qualname(value))  # infrastructure (see the module docstring)
+
+    def classes(self, kind: type, path: str, depth: int, stack: tuple[int, ...]) -> None:
+        """The class attributes of each of the subject's classes in `kind`'s MRO (a counter kept on a class)."""
+        for base in kind.__mro__:
+            if not infrastructure(base.__module__):
+                self.value(base, f"{path}.<class {base.__qualname__}>", depth + 1, stack)
 
     def attributes(self, attributes: Mapping, path: str, depth: int, stack: tuple[int, ...]) -> None:
         for key, value in list(attributes.items()):
@@ -206,7 +297,7 @@ class _Walker:
             self.value(item, f"{path}[{label}]", depth + 1, stack)
         if len(items) > ITEMS:  # the rest by their leaves, or type and length
             self.entries[f"{path}[{ITEMS}:]"] = ("tail", tuple(
-                (_label(k), _leaf(v) or (type(v).__name__, len(v) if hasattr(v, "__len__") else ""))
+                (_label(k), _leaf(v) or (type(v).__name__, _length(v)))
                 for k, v in items[ITEMS:]))
 
     def function(self, fn: types.FunctionType, path: str, depth: int, stack: tuple[int, ...]) -> None:
@@ -223,12 +314,12 @@ class _Walker:
                 self.entries[f"{path}.<closure {name}>"] = ("empty cell",)
                 continue
             self.value(content, f"{path}.<closure {name}>", depth + 1, stack)
+        if fn.__module__ not in self.owned:  # an implementation module's globals are a root of their own
+            for name in _global_names(fn.__code__):
+                if name in fn.__globals__ and not isinstance(fn.__globals__[name], types.ModuleType):
+                    self.value(fn.__globals__[name], f"{path}.<global {name}>", depth + 1, stack)
 
     def module(self, module: torch.nn.Module, path: str, stack: tuple[int, ...]) -> None:
-        if id(module) in self.modules_seen:
-            self.entries[path] = ("the module at", self.modules_seen[id(module)])
-            return
-        self.modules_seen[id(module)] = path
         self.entries[path] = ("nn.Module", _qualname(module))
         attributes = vars(module)
         for group in ("_parameters", "_buffers"):
@@ -239,6 +330,7 @@ class _Walker:
         for key, value in list(attributes.items()):
             if key not in ("_parameters", "_buffers", "_modules"):
                 self.value(value, f"{path}.{key}", 1, stack + (id(module),))
+        self.classes(type(module), path, 1, stack + (id(module),))
 
     def rngs(self) -> None:
         self.entries["rng:torch"] = ("rng", "torch cpu", torch.get_rng_state().numpy().tobytes())
@@ -251,6 +343,19 @@ class _Walker:
             self.entries["rng:numpy"] = ("rng", "numpy", kind.encode() + keys.tobytes()
                                          + repr((pos, has_gauss, cached)).encode())
         self.entries["rng:random"] = ("rng", "random", repr(random.getstate()).encode())
+
+
+def _length(value) -> int | str:
+    return len(value) if isinstance(value, _CONTAINERS) else ""
+
+
+def _global_names(code: types.CodeType) -> list[str]:
+    """The global names a function's code (and the code nested in it: lambdas, comprehensions) reads."""
+    names = list(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names += _global_names(const)
+    return list(dict.fromkeys(names))
 
 
 def _instance_attributes(value) -> dict:

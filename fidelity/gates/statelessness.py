@@ -1,65 +1,168 @@
-"""Stateless by contract: a call gives the same bits after other calls on the same object, and leaves no state behind.
+"""Stateless by contract: a call leaves no state behind, and its result never depends on earlier calls.
 
-An iteration counter that is never reset, a warm start from the previous call, a cache keyed on the
-wrong thing or a buffer updated in forward makes a reused object's answer depend on what ran before
-it; gates that build a fresh object per case never see it. `assert_stateless` calls
+An iteration counter that is never reset, a warm start from the previous call, a memo of the first
+output per shape, a cache keyed on the wrong thing or a buffer updated in forward makes a reused
+object's answer depend on what ran before it; gates that build a fresh object per case never see it,
+and its outputs may not differ for a thousand calls. So state is read, not waited for.
+`assert_stateless` takes a snapshot S0 of the state the call can touch
+(fidelity.gates.state_snapshot: the modules and objects it holds, whatever package defined them, the
+implementation's modules and their globals, the RNGs; infrastructure caches are not read), then calls
 
-  A  the gate's call; its first call may set itself up (compile a kernel, fill a cache keyed on
-     shapes and dtypes), so nothing is compared yet; then a snapshot S1 of the state it can touch
-     (fidelity.gates.state_snapshot: the modules it holds, the implementation's modules, the RNGs);
+  B' `fresh_other`, where given: B on an object nothing else has called (a module the gate built from
+     the subject's factory with the same seed as the used one; for a function subject, the function
+     itself, called before the gate's other calls: a function has no object to build afresh, and its
+     state lives in the modules S0 reads, so "fresh" means before this gate's calls, not before any
+     call in the process: that order-free check is the snapshot's);
+  A  the gate's call, on the object under test (the first call on it included); snapshot S1;
   B  the same object on other input values of the same shapes and dtypes;
-  A  again; then a snapshot S2.
+  A  again; snapshot S2.
 
-Red when A's two results differ in any bit (NaN equal to NaN in the same place), when B's results
-are A's bit for bit (a cache keyed on something other than the inputs' values handed B what A left),
-or when S1 != S2: a counter that would change the output only after 500 calls has changed already.
-The reading counts the outputs and state entries that differ (and B given A's results, if so); it
-must be 0.
+Red when A's two results differ in any bit (NaN equal to NaN in the same place), when B's results are
+A's bit for bit (a memo or cache keyed on something other than the inputs' values handed B what A
+left), when B on the used object differs from B' on a fresh one, or when any entry of S0, S1, S2
+differs: a counter that would change the output only after 1000 iterations has changed already, and
+a cache the first call fills is state too. Each is named, a state entry from what to what to what
+(before, after the first A, after B and A again).
+
+A subject that keeps state on purpose (dropout's draws advance the RNG in training mode; a compile
+cache of its own keyed on shapes) declares it in its capability: `Capability.keeps_state` maps path
+patterns (fnmatch, on the snapshot's paths; a pattern also covers what lies under the path it
+matches) to the reason. The entries a declaration covers are not counted; the gate says what it was
+told (in its message when red, in a KeptStateNote warning when green), and a declared pattern that
+no entry matched in these calls is said too, not passed over in silence.
+The reading counts the outputs and state entries that differ (and B given A's results, and B' not
+B's, if so); it must be 0.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping
+import fnmatch
+import importlib
+import warnings
+from typing import Callable, Iterable, Mapping, TypeVar
 
 import torch
 
+from fidelity.gates import readings
 from fidelity.gates.compare import assert_bound
-from fidelity.gates.state_snapshot import changes, snapshot
+from fidelity.gates.state_snapshot import ABSENT, Fingerprint, describe, snapshot
 
 LISTED = 12
 """Differences a message names one by one; the rest it counts."""
+TOLD_READING = "declared kept state entries that changed"
+"""The reading that counts the state entries a declaration covered (not counted as differences)."""
 
+T = TypeVar("T")
 _SAME_WIDTH_INTEGERS = {torch.float16: torch.int16, torch.bfloat16: torch.int16, torch.float32: torch.int32,
                         torch.float64: torch.int64}
 
 
+class KeptStateNote(UserWarning):
+    """A stateless gate that passed says what the subject declared it keeps, and what changed under it."""
+
+
+def declared_kept_state(subject, mechanism: str) -> tuple[tuple[str, str], ...]:
+    """The (path pattern, reason) pairs `subject`'s capability for `mechanism` declares (Capability.keeps_state)."""
+    capability = subject.capabilities.get(mechanism)
+    return tuple(getattr(capability, "keeps_state", ()) or ())
+
+
 def assert_stateless(call: Callable[[], object], other: Callable[[], object], *, what: str,
                      modules: Mapping[str, torch.nn.Module] | Iterable[torch.nn.Module] = (),
-                     implementation: Iterable[str] = ()) -> int:
-    """A, B, A again (see the module docstring): 0 differences, or a GateFailure naming each.
+                     implementation: Iterable[str] = (), objects: Mapping[str, object] = (),
+                     fresh_other: Callable[[], object] | None = None,
+                     kept: Iterable[tuple[str, str]] = ()) -> int:
+    """S0, B', A, S1, B, A again, S2 (see the module docstring): 0 differences, or a GateFailure naming each.
 
-    `call` is A and `other` is B, closures over one object (and its inputs); `modules` the
-    torch.nn.Modules they hold, `implementation` the importable names of the implementation's
-    modules (a subject's `modules[mechanism]`). Floating tensors in the results are compared,
+    `call` is A and `other` is B, closures over one object (and its inputs); `fresh_other` B on a fresh
+    object (or, for a function, the function itself); `modules` the torch.nn.Modules they hold and
+    `objects` any other object they call (a function subject's callable), by name; `implementation` the
+    importable names of the implementation's modules (a subject's `modules[mechanism]`); `kept` the
+    subject's declared kept state (declared_kept_state). Floating tensors in the results are compared,
     named by their place in the result (a dict's keys, a tuple's positions)."""
-    implementation = tuple(implementation)
     modules = modules if isinstance(modules, Mapping) else tuple(modules)
+    roots = dict(modules=modules, implementation=imported(implementation), objects=dict(objects))
+    states = [snapshot(**roots)]
+    fresh = floating_results(fresh_other()) if fresh_other is not None else None
     first = floating_results(call())
     if not first:
         raise ValueError(f"{what}: the call returned no floating tensor to compare")
-    before = snapshot(modules=modules, implementation=implementation)
+    states.append(snapshot(**roots))
     other_results = floating_results(other())
     again = floating_results(call())
-    after = snapshot(modules=modules, implementation=implementation)
+    states.append(snapshot(**roots))
 
     found = result_differences(first, again)
     if _identical(first, other_results):
-        found.append("B (other inputs) returned A's results bit for bit: a cache keyed on something other "
-                     "than the inputs' values, or B's inputs never reach the output")
-    found += [f"state {path}: {was} -> {now}" for path, was, now in changes(before, after)]
+        found.append("B (other inputs) returned A's results bit for bit: a memo or cache keyed on something "
+                     "other than the inputs' values, or B's inputs never reach the output")
+    if fresh is not None:
+        found += [f"B on the used object, not B on a fresh one: {d}" for d in result_differences(fresh, other_results)]
+    changed = state_changes(*states)
+    told = told_about(tuple(kept), changed)
+    found += [f"state {path}: {' -> '.join(values)}" for path, values in changed.items() if path not in told["covered"]]
+    return _judged(found, told, what)
+
+
+def built_twice(build: Callable[[], T], seed: int = 20261219) -> tuple[T, T]:
+    """(the object the gate reuses, a fresh one for `fresh_other`), each built by `build` under the same seed of
+    the global RNGs (restored after), so a factory that draws its initial values builds the same object twice.
+    Built before the gate's snapshot S0: building touches no state the gate reads afterwards."""
+    def one() -> T:
+        with torch.random.fork_rng():
+            torch.manual_seed(seed)
+            return build()
+    return one(), one()
+
+
+def imported(implementation: Iterable[str]) -> tuple[str, ...]:
+    """The implementation's modules, imported now if a call would import them first (a subject that imports
+    its kernels on the first call): S0 must hold their globals, or all of them would read as the call's."""
+    names = tuple(implementation)
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # not importable here: the call cannot have run it either
+            pass
+    return names
+
+
+def _judged(found: list[str], told: dict, what: str) -> int:
+    readings.record(len(told["covered"]), TOLD_READING)
     listed = "; ".join(found[:LISTED]) + (f"; and {len(found) - LISTED} more" if len(found) > LISTED else "")
-    return assert_bound(len(found), at_most=0, reading_name="reading",
-                        what=f"{what}: A, B (other inputs), A again on one object: "
-                             f"{len(found)} difference(s){': ' + listed if found else ''}")
+    said = f" [{told['text']}]" if told["text"] else ""
+    reading = assert_bound(len(found), at_most=0, reading_name="reading",
+                           what=f"{what}: A, B (other inputs), A again on one object: "
+                                f"{len(found)} difference(s){': ' + listed if found else ''}{said}")
+    if told["text"]:
+        warnings.warn(KeptStateNote(f"{what}: {told['text']}"), stacklevel=3)
+    return reading
+
+
+def state_changes(*states: Mapping[str, Fingerprint]) -> dict[str, list[str]]:
+    """{path: [its value in each snapshot, shortened]} for every entry that is not the same in all of them."""
+    paths = list(dict.fromkeys(p for state in states for p in state))
+    return {p: [describe(s.get(p, ABSENT)) for s in states] for p in paths
+            if any(s.get(p, ABSENT) != states[0].get(p, ABSENT) for s in states[1:])}
+
+
+def kept_by(path: str, pattern: str) -> bool:
+    """Whether a declared pattern covers a snapshot path: it matches the path, or a path the path lies under."""
+    return any(fnmatch.fnmatchcase(path, p) for p in (pattern, pattern + ".*", pattern + "[[]*", pattern + "{*"))
+
+
+def told_about(kept: tuple[tuple[str, str], ...], changed: Mapping[str, list[str]]) -> dict:
+    """What the declaration covered: {"covered": paths, "text": what the gate says it was told ("" if nothing)}."""
+    covered, said = [], []
+    for pattern, reason in kept:
+        paths = [p for p in changed if kept_by(p, pattern)]
+        covered += paths
+        what = (f"{len(paths)} entr{'y' if len(paths) == 1 else 'ies'} changed, not counted: "
+                + "; ".join(f"{p}: {' -> '.join(changed[p])}" for p in paths[:3])
+                + (f"; and {len(paths) - 3} more" if len(paths) > 3 else "")) if paths \
+            else "did not change in these calls (a declaration nothing needed)"
+        said.append(f"{pattern!r} ({reason}): {what}")
+    text = ("declared kept state: " + " | ".join(said)) if said else ""
+    return {"covered": list(dict.fromkeys(covered)), "text": text}
 
 
 def floating_results(result: object, name: str = "output") -> list[tuple[str, torch.Tensor]]:

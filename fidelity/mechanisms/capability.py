@@ -44,6 +44,12 @@ class Capability:
               STREAM_LAYOUTS, or "" (not said). A gate that holds an identity only one layout shows through the
               stack runs where that layout is declared and is not run elsewhere, saying so
               (fidelity.gates.stream_layout)
+    keeps_state  state the subject changes on purpose between calls, as {path pattern: reason} (kept as a tuple
+              of pairs): e.g. {"rng:torch": "dropout draws from it in training mode"}. Patterns are fnmatch
+              patterns on the stateless gates' snapshot paths (fidelity.gates.state_snapshot: "rng:torch",
+              "*._kernels", "mypkg.core:_CACHE"); a pattern covers what lies under the path it matches. The
+              stateless gates do not count what a declaration covers and say what they were told, and a
+              declared pattern that nothing matched is said too (fidelity.gates.statelessness)
 
     A name none of these knows (a typo: "float33") is one of `problems`, which loading the subject
     reports, naming it. A gate instance outside the capability is not run; inside it, a subject
@@ -58,11 +64,14 @@ class Capability:
     note: str = ""
     lacks: tuple[str, ...] = ()
     streams: str = ""
+    keeps_state: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("dtypes", "devices", "backward", "lacks"):
             if isinstance(getattr(self, name), list):  # a list given for a tuple: `problems` judges the rest
                 object.__setattr__(self, name, tuple(getattr(self, name)))
+        if isinstance(self.keeps_state, dict):  # {pattern: reason}, kept as pairs so the record stays hashable
+            object.__setattr__(self, "keeps_state", tuple(self.keeps_state.items()))
 
     @property
     def problems(self) -> tuple[str, ...]:
@@ -93,6 +102,7 @@ class Capability:
             found.append(f"Capability.lacks must be a tuple of parameter names (e.g. ('gain',)), got {self.lacks!r}")
         if self.streams not in ("", *STREAM_LAYOUTS):
             found.append(f"Capability.streams: {self.streams!r} is not a stream layout; use one of {STREAM_LAYOUTS}")
+        found += kept_state_problems(self.keeps_state)
         if self.backward != FORWARD_ONLY:
             unknown = [r for r in self.backward if r not in ROUTES]
             if unknown:
@@ -113,3 +123,19 @@ class Capability:
         if dtype is not None and dtype_name(dtype) not in self.dtypes:
             return False
         return device is None or device_type(device) in self.devices
+
+
+def kept_state_problems(keeps_state) -> list[str]:
+    """What is wrong with a Capability.keeps_state declaration: each entry must name what is kept and why."""
+    example = "e.g. {'rng:torch': 'dropout draws from it in training mode'}"
+    if not isinstance(keeps_state, tuple) or not all(isinstance(e, tuple) and len(e) == 2 for e in keeps_state):
+        return [f"Capability.keeps_state must map each path pattern the subject changes to the reason it keeps it, "
+                f"{example}; got {keeps_state!r}"]
+    found = []
+    for pattern, reason in keeps_state:
+        if not isinstance(pattern, str) or not pattern.strip("*?[]!.:# "):
+            found.append(f"Capability.keeps_state: {pattern!r} names no state; name what is kept (a path of the "
+                         "stateless gate's message, e.g. 'rng:torch', '*._kernels')")
+        if not isinstance(reason, str) or not reason.strip():
+            found.append(f"Capability.keeps_state: {pattern!r} gives no reason; say why the subject keeps it, {example}")
+    return found

@@ -10,6 +10,7 @@ which the gates report as not run; so do CPU tensors when the kernels were compi
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import os
@@ -60,8 +61,13 @@ def _lazy(module: str, attr: str):
     return call
 
 
+_LAUNCHES = {"*<global LAUNCHES>": "_common.launch counts kernel launches by name for the benchmarks; no kernel "
+                                   "reads the count"}
 _KERNELS = Capability(("float32", "float64"), ("cpu", "cuda"), ("manual",),
-                      note="cpu only under TRITON_INTERPRET=1 (Triton's interpreter)")
+                      note="cpu only under TRITON_INTERPRET=1 (Triton's interpreter)", keeps_state=_LAUNCHES)
+_DEPTH_KERNELS = dataclasses.replace(_KERNELS, keeps_state={
+    **_LAUNCHES, f"{_PKG}.depth_attention:_CONSTANTS": "(m, scale, eps) as a tensor, built on the first call per "
+                                                       "value, dtype and device and reused, so a GPU call copies nothing"})
 
 SUBJECT = Subject(
     name="triton",
@@ -73,7 +79,7 @@ SUBJECT = Subject(
     },
     capabilities={
         "sinkhorn": _KERNELS,
-        "depth_attention": _KERNELS,
+        "depth_attention": _DEPTH_KERNELS,
     },
     unavailable_reason=available,
     modules={

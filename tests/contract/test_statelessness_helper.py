@@ -1,12 +1,17 @@
-"""assert_stateless (A, B, A and a snapshot of state) is red on each kind of kept state, and green on what is not.
+"""assert_stateless (S0, A, S1, B, A, S2, and B on a fresh object) is red on each kind of kept state, and green on
+what is not the subject's.
 
-Red: a counter on a module, a counter on a function object, a module-level list that grows (each
-seen in the snapshot after three calls, though it would change no output until its 500th), a
-cache keyed on the shape (B gets A's result) and a warm start from the previous call (A's second
-result differs): those two kept in an object the snapshot reads by type only, so the outputs alone
-show them. Green: a set-up on the first call (a kernel built per dtype and shape), a third-party
-cache that fills on every call, NaN in the same place.
+Red: a counter on a module, a counter on a function object, a module-level list that grows (each seen in
+the snapshot after three calls, though it would change no output until its 500th; the first call's change
+included), a cache keyed on the shape (B gets A's result, and B on a fresh object differs) and a warm start
+from the previous call (A's second result differs), those two kept in a third party's object, which the
+snapshot reads whatever module defines its class; a package object an adapter keeps at module level, reached
+through the globals the subject's callable names; a set-up on the first call (a kernel built per dtype and
+shape), which is state unless declared. Green: the same set-up declared (and the gate says what it was
+told), infrastructure caches that fill on every call (functools' lru_cache, a triton-like JIT), NaN in the
+same place.
 """
+import functools
 import sys
 import textwrap
 import types
@@ -15,7 +20,7 @@ import pytest
 import torch
 
 from fidelity.gates.compare import GateFailure
-from fidelity.gates.statelessness import assert_stateless
+from fidelity.gates.statelessness import KeptStateNote, assert_stateless
 
 IMPL = "fidelity_fake_stateful_impl"
 SOURCE = textwrap.dedent('''
@@ -83,7 +88,8 @@ class Memo:
 
 
 class ThirdPartyJIT:
-    """Like a triton JITFunction: a compile cache that fills as it meets new arguments."""
+    """Like a triton JITFunction: a compile cache that fills as it meets new arguments (its class is
+    placed in triton's package below: what a package defines, not where a test writes it, decides)."""
 
     def __init__(self):
         self.cache = {}
@@ -91,6 +97,9 @@ class ThirdPartyJIT:
     def __call__(self, x):
         self.cache[tuple(x.reshape(-1).tolist())] = "compiled"
         return x * 2.0
+
+
+ThirdPartyJIT.__module__ = "triton.runtime.jit"
 
 
 class Counting(torch.nn.Module):
@@ -143,50 +152,127 @@ def _red(fn, *, modules=()):
     return failure.value
 
 
-@pytest.mark.parametrize("keep,path", [("counter", "state module._calls: int 1 -> int 3"),
-                                       ("buffer", "state module.running: float64[2] cpu")])
+@pytest.mark.parametrize("keep,path", [("counter", "state module._calls: (absent) -> int 1 -> int 3"),
+                                       ("buffer", "state module.running: float64[2] cpu [0, 0] #")])
 def test_a_counter_or_a_buffer_kept_on_a_module_is_named_in_the_state(keep, path):
     module = Counting(keep)
     failure = _red(module, modules={"module": module})
     assert path in str(failure) and failure.reading == 1
 
 
-def test_a_counter_on_a_function_object_is_named_in_the_state(impl):
+def test_a_counter_on_a_function_object_is_named_in_the_state_from_before_the_first_call(impl):
     failure = _red(impl.counted)
-    assert f"state {IMPL}:counted.calls: int 1 -> int 3" in str(failure) and failure.reading == 1
+    assert f"state {IMPL}:counted.calls: (absent) -> int 1 -> int 3" in str(failure) and failure.reading == 1
 
 
 def test_a_module_level_list_that_grows_is_named_entry_by_entry(impl):
     failure = _red(impl.logged)
     message = str(failure)
-    assert f"state {IMPL}:_CALLS: list of 1 -> list of 3" in message
-    assert f"state {IMPL}:_CALLS[1]: (absent) -> Size torch.Size([2, 2])" in message
-    assert f"state {IMPL}:_CALLS[2]: (absent)" in message and failure.reading == 3
+    assert f"state {IMPL}:_CALLS: list of 0 -> list of 1 -> list of 3" in message
+    assert f"state {IMPL}:_CALLS[0]: (absent) -> Size torch.Size([2, 2]) -> Size torch.Size([2, 2])" in message
+    assert f"state {IMPL}:_CALLS[2]: (absent) -> (absent) -> Size" in message and failure.reading == 4
 
 
-def test_a_cache_keyed_on_the_shape_gives_b_the_result_of_a(impl):
+def test_a_cache_keyed_on_the_shape_gives_b_the_result_of_a_and_is_read_in_a_third_partys_object(impl):
     failure = _red(impl.cached_by_shape)
-    assert "B (other inputs) returned A's results bit for bit" in str(failure) and failure.reading == 1
+    message = str(failure)
+    assert "B (other inputs) returned A's results bit for bit" in message
+    assert f"state {IMPL}:memo.table: dict of 0 -> dict of 1 -> dict of 1" in message
+    assert f"state {IMPL}:memo.table[<tuple>]: (absent) -> float64[2, 2]" in message and failure.reading == 3
+
+
+def test_b_on_a_used_object_is_compared_with_b_on_a_fresh_one(impl):
+    xa, xb = _x(1), _x(2)
+    fresh = Memo()
+
+    def b_on_fresh():  # the same function over a memo nothing has filled
+        used, impl.memo = impl.memo, fresh
+        try:
+            return impl.cached_by_shape(xb)
+        finally:
+            impl.memo = used
+    with pytest.raises(GateFailure) as failure:
+        assert_stateless(lambda: impl.cached_by_shape(xa), lambda: impl.cached_by_shape(xb), what="memo",
+                         implementation=[IMPL], fresh_other=b_on_fresh)
+    assert "B on the used object, not B on a fresh one: output (float64[2, 2] cpu): 4 of 4 elements differ" \
+        in str(failure.value)
 
 
 def test_a_warm_start_from_the_previous_call_changes_the_second_result_of_a(impl):
     failure = _red(impl.warm_started)
     assert "output (float64[2, 2] cpu): 4 of 4 elements differ, first at (0, 0)" in str(failure)
-    assert failure.reading == 1
+    assert f"state {IMPL}:memo.table['previous']: (absent) -> float64[2, 2]" in str(failure)
+    assert failure.reading == 3
+
+
+class Projection:
+    """A package's object with an iteration counter it never resets (its class defined outside the
+    implementation modules named)."""
+
+    def __init__(self):
+        self.iterations = 0
+
+    def __call__(self, x):
+        self.iterations += 20
+        return x * (2.0 if self.iterations < 1000 else 3.0)
+
+
+def test_a_package_object_an_adapter_keeps_at_module_level_is_read_through_the_callables_globals(monkeypatch):
+    adapter = types.ModuleType("fidelity_fake_adapter")
+    exec("def project(x):\n    return _PROJECTION(x)\n", adapter.__dict__)
+    adapter._PROJECTION = Projection()
+    monkeypatch.setitem(sys.modules, adapter.__name__, adapter)
+    xa, xb = _x(1), _x(2)
+    with pytest.raises(GateFailure) as failure:
+        assert_stateless(lambda: adapter.project(xa), lambda: adapter.project(xb), what="adapter",
+                         objects={"project": adapter.project})
+    assert "state project.<global _PROJECTION>.iterations: int 0 -> int 20 -> int 60" in str(failure.value)
 
 
 @pytest.mark.parametrize("how", ["function", "module"])
-def test_a_set_up_on_the_first_call_is_not_state(impl, how):
+def test_a_set_up_on_the_first_call_is_state_unless_declared(impl, how):
     fn = LazyModule() if how == "module" else impl.lazily_built
+    modules = {"lazy": fn} if how == "module" else {}
     xa, xb = _x(1), _x(2)
-    assert assert_stateless(lambda: fn(xa), lambda: fn(xb), what="lazy", modules=[fn] if how == "module" else (),
-                            implementation=[IMPL]) == 0
+    with pytest.raises(GateFailure) as failure:
+        assert_stateless(lambda: fn(xa), lambda: fn(xb), what="lazy", modules=modules, implementation=[IMPL])
+    told = "state lazy._table: (absent) -> float64[2] cpu" if how == "module" else \
+        f"state {IMPL}:_KERNELS: dict of 0 -> dict of 1 -> dict of 1"
+    assert told in str(failure.value)
+    kept = (("lazy._table" if how == "module" else f"{IMPL}:_KERNELS", "built on the first call per dtype and shape"),)
+    fn = LazyModule() if how == "module" else impl.lazily_built  # set up afresh: nothing built yet
+    modules = {"lazy": fn} if how == "module" else {}
+    impl._KERNELS.clear()
+    with pytest.warns(KeptStateNote, match=r"declared kept state: .* \(built on the first call per dtype and shape\): "
+                                           r"\d entr(y|ies) changed, not counted"):
+        assert assert_stateless(lambda: fn(xa), lambda: fn(xb), what="lazy", modules=modules, implementation=[IMPL],
+                                kept=kept) == 0
 
 
-def test_a_third_party_cache_that_fills_on_every_call_is_not_state(impl):
+def test_a_declared_kept_state_that_never_changes_is_said(impl):
+    xa, xb = _x(1), _x(2)
+    with pytest.warns(KeptStateNote, match=r"'rng:numpy' \(a sampler\): did not change in these calls"):
+        assert assert_stateless(lambda: impl.logarithm(xa.abs()), lambda: impl.logarithm(xb.abs()), what="told",
+                                implementation=[IMPL], kept=(("rng:numpy", "a sampler"),)) == 0
+
+
+def test_a_declaration_does_not_cover_what_it_does_not_name(impl):
+    xa, xb = _x(1), _x(2)
+    with pytest.raises(GateFailure, match=r"counted.calls: \(absent\) -> int 1 -> int 3 \[declared kept state: "
+                                          r"'\*._kernels' \(x\): did not change") as failure:
+        assert_stateless(lambda: impl.counted(xa), lambda: impl.counted(xb), what="subject", implementation=[IMPL],
+                         kept=(("*._kernels", "x"),))
+    assert failure.value.reading == 1
+
+
+def test_infrastructure_caches_that_fill_on_every_call_are_not_state(impl):
     xa, xb = _x(1), _x(2)
     assert assert_stateless(lambda: impl.jitted(xa), lambda: impl.jitted(xb), what="jit", implementation=[IMPL]) == 0
     assert len(impl.jit.cache) == 2  # it did fill: A's arguments, then B's
+    cached = functools.lru_cache(maxsize=None)(lambda key: torch.tensor(2.0, dtype=torch.float64))
+    impl.jit = lambda x: x * cached(tuple(x.shape))
+    assert assert_stateless(lambda: impl.jitted(xa), lambda: impl.jitted(xb), what="lru", implementation=[IMPL]) == 0
+    assert cached.cache_info().currsize == 1
 
 
 def test_nan_in_the_same_place_is_equal_and_nan_that_moves_is_not(impl):

@@ -10,8 +10,9 @@ seeded hidden h of two tokens. What these checks hold does not depend on the str
 - gradients_reach: h and every parameter of the stack get a non-zero gradient; one no output depends on is
   named as dead (in float64, or in float32 where the subject's capability has no float64: a package that
   computes in float32 only is held too);
-- stateless: one stack called on h, on another hidden, on h again gives the same bits (and gradients) and
-  leaves its state, the implementation's modules and the global RNGs as after the first call;
+- stateless: one stack called on h, on another hidden, on h again gives the same bits (and gradients), the other
+  hidden gives what it gives on a fresh stack built alike, and no call changes the stack's state, the
+  implementation's modules or the global RNGs, the first included (fidelity.gates.statelessness);
 - refusals: no body, or a width below 1, is a ValueError at construction; width 1 builds and runs;
 - default_dtype: built with no dtype, every parameter of the stack is float32.
 
@@ -28,7 +29,7 @@ from fidelity.gates import readings
 from fidelity.gates.gradient_reach import assert_gradients_reach
 from fidelity.gates.jacobians import assert_gradcheck_every_tensor
 from fidelity.gates.routes import require_gradient
-from fidelity.gates.statelessness import assert_stateless
+from fidelity.gates.statelessness import assert_stateless, built_twice, declared_kept_state
 
 D, LAYERS, TOKENS = 3, 2, 2
 SEED = 8801
@@ -93,13 +94,14 @@ def gradients_reach(subject, mech, device) -> None:
 
 
 def stateless(subject, mech, device, with_backward: bool) -> None:
-    """stack(h) on h, on another hidden, on h again, at the init as shipped (float32, the default dtype)."""
+    """stack(h) on h, on another hidden, on h again, at the init as shipped (float32, the default dtype); the other
+    hidden on a fresh stack built alike too."""
     if with_backward:
         require_gradient(subject, mech)
-    stack, _, own = built(subject, mech, torch.float32, device)
+    (stack, _, own), (fresh, _, fresh_own) = built_twice(lambda: built(subject, mech, torch.float32, device))
     cotangent = hidden(SEED + 3, torch.float32, device)
 
-    def call_on(seed):
+    def call_on(seed, stack=stack, own=own):
         h = hidden(seed, torch.float32, device).requires_grad_(with_backward)
 
         def call():
@@ -113,8 +115,9 @@ def stateless(subject, mech, device, with_backward: bool) -> None:
                                       for name, gr, leaf in zip(["h", *own], grads, leaves)}}
         return call
 
-    assert_stateless(call_on(SEED + 2), call_on(SEED + 4), modules={"stack": stack},
-                     implementation=subject.modules.get(mech, ()),
+    assert_stateless(call_on(SEED + 2), call_on(SEED + 4), fresh_other=call_on(SEED + 4, fresh, fresh_own),
+                     modules={"stack": stack}, implementation=subject.modules.get(mech, ()),
+                     kept=declared_kept_state(subject, mech),
                      what=f"one stack ({'with' if with_backward else 'without'} a backward)")
 
 

@@ -7,15 +7,18 @@ shipped), given the seeded point of mhc.module_jacobian (phi, alpha, b non-trivi
 coefficient depends on x and H_res is not at a fixed point after one pass) and called with the
 fixture's linear body on the fixture's token x (A), on a seeded x of the same shape (B), and on x
 again (fidelity.gates.statelessness): both A outputs (and, with a backward, the gradients of x and
-of every parameter) identical bit for bit, B not given A's, and the module's parameters, buffers
-and attributes (t_max among them), the implementation modules and the global RNGs as they were
-after the first call: a counter that would drop a Sinkhorn step only after 500 calls shows on the third.
+of every parameter) identical bit for bit, B not given A's, B what B gives on a fresh module built
+alike (the same global seed), and the module's parameters, buffers, attributes and whatever objects
+it holds (t_max among them; a package's Sinkhorn object and its counter too), the implementation
+modules and the global RNGs as they were before the first call: a counter that would drop a
+Sinkhorn step only after 500 calls shows on the first. State the subject declares it keeps
+(Capability.keeps_state) is not counted, and the gate says what it was told.
 """
 import pytest
 import torch
 
 from fidelity.gates.routes import require_gradient
-from fidelity.gates.statelessness import assert_stateless
+from fidelity.gates.statelessness import assert_stateless, built_twice, declared_kept_state
 from mhc_module_point import MECH, module_at_fixture
 
 FIXTURE = "mhc.module_jacobian"
@@ -29,12 +32,13 @@ def test_one_module_called_after_another_input_gives_the_same_bits(subject, devi
     """module(x, body) on x, on another x, on x again: the same output bits (and gradients) and the same state."""
     if with_backward:
         require_gradient(subject, MECH)
-    module, x, body, params = module_at_fixture(subject, FIXTURE, layout, torch.float32, device, route)
+    (module, x, body, params), (fresh, _, _, fresh_params) = built_twice(
+        lambda: module_at_fixture(subject, FIXTURE, layout, torch.float32, device, route))
     g = torch.Generator().manual_seed(7302)
     x_b = torch.randn(x.shape, generator=g, dtype=torch.float64).to(x)
     cotangent = torch.randn(x.shape, generator=g, dtype=torch.float64).to(x)
 
-    def call_on(x):
+    def call_on(x, module=module, params=params):
         x = x.detach().clone().requires_grad_(with_backward)
 
         def call():
@@ -48,6 +52,7 @@ def test_one_module_called_after_another_input_gives_the_same_bits(subject, devi
                                       for name, gr, leaf in zip(["x", *params], grads, leaves)}}
         return call
 
-    assert_stateless(call_on(x), call_on(x_b), modules={"module": module}, implementation=subject.modules.get(MECH, ()),
+    assert_stateless(call_on(x), call_on(x_b), fresh_other=call_on(x_b, fresh, fresh_params), modules={"module": module},
+                     implementation=subject.modules.get(MECH, ()), kept=declared_kept_state(subject, MECH),
                      what=f"one {layout}-layout module ({route} Sinkhorn, "
                           f"{'with' if with_backward else 'without'} a backward)")

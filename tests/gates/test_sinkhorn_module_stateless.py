@@ -1,21 +1,25 @@
-"""Gates: the Sinkhorn projection is stateless: the same call after a call on other logits gives the same bits.
+"""Gates: the Sinkhorn projection is stateless: it leaves no state behind, and a call gives the same bits whatever ran before.
 
 A module-level iteration counter, a warm start from the previous call's scalings, or a cache
 keyed on the wrong thing makes a function's answer depend on what was called before it.
-fidelity.gates.statelessness calls A, then B (other logits of the same shape and dtype), then A
-again: A's two results must agree bit for bit, B must not get A's result, and the state of the
-subject's Sinkhorn modules (their globals, attributes on their functions and classes) and the
-global RNGs must be what it was after the first A, so a counter that would act only at its 500th
-call is seen on the third. Input A: a seeded 4x4 at logit scale 6 (M(20) unconverged, so a changed
-number of steps or another starting point changes the output); B: another seed, the same scale.
-Both dtypes, the forward alone and the forward with its gradient (a counter in a hand-written
-backward is state too); each route the subject has (torch: autograd and manual; Triton: manual)
-is its own instance.
+fidelity.gates.statelessness snapshots the state the function can reach (the subject's Sinkhorn
+modules' globals, attributes on their functions and classes, what the subject's callable holds and
+the globals it names, whatever package defined it; the global RNGs), then calls B (other logits of
+the same shape and dtype) on the function as this gate found it (a function has no object to build
+afresh: "fresh" is before this gate's other calls), A, B again, A again: A's two results must agree
+bit for bit, B must not get A's result, B must give the bits it gave first, and no state may change
+from before the first call to after the last, so a counter that would act only at its 500th call is
+seen on the first. State the subject declares it keeps (Capability.keeps_state) is not counted, and
+the gate says what it was told. Input A: a seeded 4x4 at logit scale 6 (M(20) unconverged, so a
+changed number of steps or another starting point changes the output); B: another seed, the same
+scale. Both dtypes, the forward alone and the forward with its gradient (a counter in a hand-written
+backward is state too); each route the subject has (torch: autograd and manual; Triton: manual) is
+its own instance.
 """
 import pytest
 import torch
 
-from fidelity.gates.statelessness import assert_stateless
+from fidelity.gates.statelessness import assert_stateless, declared_kept_state
 from fidelity.gates.routes import routed
 
 ROUTES = ["autograd", "manual"]
@@ -39,7 +43,7 @@ def _logits_and_cotangent(seed, dtype, device, requires_grad):
 def test_the_same_call_repeated_gives_the_same_bits(subject, device, backward, dtype, with_backward):
     """sinkhorn(logits, backward=route) with the default t_max, called on A's logits, on B's, on A's again:
     the output (and the gradient of <output, cotangent> for the logits) of both A calls identical, bit for
-    bit, and no state of the implementation changed by B and the second A."""
+    bit, B's the same bits before and after A, and no state the function reaches changed by any call."""
     fn = routed(subject, "sinkhorn", backward, gradient=with_backward)
 
     def call_on(seed):
@@ -54,6 +58,8 @@ def test_the_same_call_repeated_gives_the_same_bits(subject, device, backward, d
             return {"output": out, "d logits": grad}
         return call
 
-    assert_stateless(call_on(SEED_A), call_on(SEED_B), implementation=subject.modules.get("sinkhorn", ()),
+    other = call_on(SEED_B)
+    assert_stateless(call_on(SEED_A), other, fresh_other=other, objects={"sinkhorn": fn},
+                     implementation=subject.modules.get("sinkhorn", ()), kept=declared_kept_state(subject, "sinkhorn"),
                      what=f"sinkhorn ({backward} route, {str(dtype)[6:]}, "
                           f"{'with' if with_backward else 'without'} a backward)")
