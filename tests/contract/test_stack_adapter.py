@@ -62,8 +62,9 @@ def test_a_parameter_never_used_is_named_as_dead(runs):
     (finding,) = found[REACH]
     assert finding["gate_class"] == "gradient_reach"
     assert "dead" in finding["message"]
-    assert "'connections.0.res_logits', 'connections.1.res_logits'" in finding["full_message"]
-    assert "pre_logits" not in finding["full_message"] and "post_logits" not in finding["full_message"]
+    assert "'connections.0.res_logits' 0, 'connections.1.res_logits' 0" in finding["full_message"]
+    named_dead = finding["full_message"].split("; the largest others")[0]
+    assert "pre_logits" not in named_dead and "post_logits" not in named_dead
 
 
 def test_a_counter_never_reset_is_a_stateless_finding_naming_it(runs):
