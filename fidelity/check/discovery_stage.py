@@ -2,9 +2,11 @@
 code must be closed by a gate (re-run discover: it becomes killed) or explained beside the
 equation it touches (an `equivalent:` or `out_of_scope:` entry naming `module:key`).
 
-A stale record (the module, the gates or the discovery code changed since) still counts: what
-it found is not forgotten because the code moved; the stage says it is stale and how to
-refresh it. Records of other subjects (`discover --subject`) are findings about those packages,
+A stale record (the module, the gates that cover it or the discovery code changed since) is no
+pass: what it found described code that is no longer there, and an edit can open blind spots
+it never saw. The stage is RED for that module, as stale perturbation evidence is, naming
+`fidelity discover --stale`; what the stale record found still counts too (its blind spots are
+not forgotten because the code moved). Records of other subjects (`discover --subject`) are findings about those packages,
 reported by the ledger, not by this verdict. An undecided mutant (no gate red and no probe reached
 its code) is a survivor nobody has judged: it fails the check as a blind spot does, until a gate
 that runs its code kills it or an entry beside its equation explains it; it is never called
@@ -21,22 +23,25 @@ SURVIVORS = {"blind_spot": "blind spot", "undecided": "undecided mutant"}
 check until a gate kills it or an entry beside its equation explains it."""
 
 
+def stale_problem(module: str, reasons: list[str]) -> str:
+    return (f"the discovery record of {module} is stale ({'; '.join(reasons)}): it judged code that is not there "
+            f"now; run `fidelity discover --stale` (or `fidelity discover --module {module}`)")
+
+
 def run(cat, args, say) -> dict:
     here = project.current()
     problems, notes, rows = [], [], []
     try:
-        recs = [r for r in records.load_all(here.reports) if not r.get("subject")]
+        recs = records.judged(here.reports, here.root, [here.relative(here.gates)])
         explanations = explained.from_catalogue(cat)
     except (records.CorruptRecord, explained.DuplicateExplanation) as exc:
         say(f"discovery RED  {exc}")
         return {"stage": "discovery", "ok": False, "problems": [str(exc)], "notes": [], "records": []}
     used = set()
-    for rec in recs:
+    for rec, stale in recs:
         module = rec["module"]
-        stale = records.staleness(rec, records.current_hashes(module, here.root, [here.relative(here.gates)]))
         if stale:
-            notes.append(f"the record of {module} is stale ({'; '.join(stale)}): "
-                         f"run `fidelity discover --module {module}`")
+            problems.append(stale_problem(module, stale))
         keys = set()
         survivors = {outcome: [] for outcome in SURVIVORS}
         for m in rec["mutants"]:
@@ -83,7 +88,9 @@ def run(cat, args, say) -> dict:
             total[k] = total.get(k, 0) + v
     shown = ", ".join(f"{v} {k}" for k, v in sorted(total.items())) or "no mutants"
     listed = [b for r in rows for b in r["blind_spots"] + r["undecided"]]
-    say(f"discovery {'ok ' if not problems else 'RED'}  {len(rows)} modules recorded: {shown}; "
+    stale = [r["module"] for r in rows if not r["current"]]
+    say(f"discovery {'ok ' if not problems else 'RED'}  {len(rows)} modules recorded"
+        + (f" ({len(stale)} stale: {', '.join(stale)})" if stale else "") + f": {shown}; "
         f"{sum(1 for b in listed if b['explained'])} blind spots and undecided explained, "
         f"{sum(1 for b in listed if not b['explained'])} unexplained")
     return {"stage": "discovery", "ok": not problems, "problems": problems, "notes": notes, "records": rows}

@@ -34,6 +34,14 @@ gate closes it or the spec explains it beside its equation, by the key printed h
     - mutant: fidelity.impl.torch.mhc:3f2a9c1b7d4e
       reason: why no gate needs to see this change
 
+--stale: run again only the modules whose record is stale (their source, the gates covering
+them or the discovery code changed since it was written): `fidelity check` is RED for a
+stale record, as for stale perturbation evidence. Each stale module runs as a whole: a
+mutant is the whole file with one edit, so a change anywhere in the file (a cache in front
+of a function, an early return) can change any mutant's verdict, and keeping the old
+verdicts of unchanged lines would not be sound. With --module, only those modules' records;
+with --subject, that subject's. Nothing stale: it says so and exits 0.
+
 --executor ray [--ray-address ADDR]: the clean runs and each batch of mutants (with
 the gate instances that cover them) run as Ray tasks, on a local cluster or the one at
 ADDR; the equivalence decisions stay on this machine. A unit the engine loses is red
@@ -54,6 +62,9 @@ def add_parser(sub) -> None:
     p.add_argument("--budget", type=int, default=None, metavar="N", help="at most N mutants per module")
     p.add_argument("--all", action="store_true", help="every mutant (the default; says so explicitly)")
     p.add_argument("--list-operators", action="store_true", help="list the operators and exit")
+    p.add_argument("--stale", action="store_true",
+                   help="run again only the modules whose discovery record is stale (their source, the gates covering "
+                        "them or the discovery code changed since), each as a whole; with --module, only those of them")
     p.add_argument("--no-record", action="store_true",
                    help="write no discovery record even for a complete run (a trial, a benchmark)")
     p.add_argument("--jobs", type=int, default=None,
@@ -85,6 +96,18 @@ def _modules_and_environment(args) -> tuple[list[str], dict | None, str | None]:
     return list(dict.fromkeys(modules)), environment, name
 
 
+def _option_problem(args, operators) -> str | None:
+    """Options that do not go together, as the one line to print; None when they do."""
+    if args.budget is not None and (args.budget < 1 or args.all):
+        return "--budget takes a positive N, and not with --all"
+    if args.stale and (args.budget is not None or args.operator or args.no_record):
+        return "--stale refreshes records, and only a complete run writes one: drop --budget, --operator and --no-record"
+    unknown = sorted(set(args.operator) - set(operators))
+    if unknown:
+        return f"unknown operator(s) {', '.join(unknown)}; known: {', '.join(operators)}"
+    return executor_problem(args)
+
+
 def run(args) -> int:
     from fidelity.discover import operators as ops
 
@@ -92,42 +115,44 @@ def run(args) -> int:
         for name, op in ops.OPERATORS.items():
             print(f"{name:28} {' '.join(op.doc.split())}")
         return EXIT_OK
-    if args.budget is not None and (args.budget < 1 or args.all):
-        return _usage("--budget takes a positive N, and not with --all")
-    if executor_problem(args):
-        return _usage(executor_problem(args))
-    unknown = sorted(set(args.operator) - set(ops.OPERATORS))
-    if unknown:
-        return _usage(f"unknown operator(s) {', '.join(unknown)}; known: {', '.join(ops.OPERATORS)}")
+    problem = _option_problem(args, ops.OPERATORS)
+    if problem:
+        return _usage(problem)
     from fidelity import writer_lock
     from fidelity.discover import records
     from fidelity.perturb import PerturbError
     from fidelity.targets.errors import TargetNotFound
     from fidelity.subjects.registry import SubjectLoadError
 
+    here = args.project
+    tests = [here.relative(here.gates)]
     try:
         modules, environment, subject_name = _modules_and_environment(args)
-    except SubjectLoadError as exc:
+        stale = _stale_modules(args, environment, subject_name, tests) if args.stale else None
+    except (SubjectLoadError, records.CorruptRecord) as exc:
         return _usage(str(exc))
+    if stale is not None:
+        if not stale["stale"]:
+            return _nothing_stale(args, stale["current"])
+        modules = [s["module"] for s in stale["stale"]]
     if not modules:
         return _usage("no module to mutate: give --module M, or a subject that names its modules")
-    here = args.project
     say = (lambda e: None) if args.json else (lambda e: print(e.get("message", ""), file=sys.stderr, flush=True))
     complete = args.budget is None and not args.operator and not args.no_record
-    tests = [here.relative(here.gates)]
     lock = (writer_lock.writing(records.discovery_root(here.reports), "discover") if complete
             else contextlib.nullcontext())  # a partial run writes no record: nothing to keep apart
     from fidelity.perturb.executor import using
 
     try:
         with lock, chosen_executor(args) as executor, using(executor):
-            results, written = _discover_each(modules, args, tests, environment, subject_name, complete, say)
+            results, written = _discover_each(modules, args, tests, environment, subject_name, complete, say,
+                                              {s["module"]: "; ".join(s["reasons"]) for s in (stale or {}).get("stale", [])})
     except (TargetNotFound, PerturbError, writer_lock.FolderBusy) as exc:
         return _usage(str(exc))
     if not complete:
         say({"message": "no discovery record written (--no-record, or a partial run: --budget or --operator)"})
     if args.json:
-        print_json({"ok": all(r.run_ok for r in results), "records": written,
+        print_json({"ok": all(r.run_ok for r in results), "records": written, "stale": (stale or {}).get("stale", []),
                     "mutants": [m for r in results for m in r.to_json()["mutants"]],
                     "modules": [{k: v for k, v in r.to_json().items() if k != "mutants"} for r in results]})
     else:
@@ -139,15 +164,41 @@ def run(args) -> int:
     return EXIT_OK if all(r.run_ok for r in results) and not blind else EXIT_RED
 
 
-def _discover_each(modules, args, tests, environment, subject_name, complete, say) -> tuple[list, list[str]]:
-    """Each module in turn; a complete run's record is written as soon as its module is done."""
+def _stale_modules(args, environment, subject_name, tests) -> dict:
+    """{"stale": [{"module", "record", "reasons"}], "current": n}: the subject's records (the project's own by
+    default; with --module only those modules'), judged by the rule check's discovery stage applies."""
+    from fidelity.discover import records
+
+    judged = records.judged(args.project.reports, args.project.root, tests, subject_name, environment)
+    if args.module:
+        judged = [(rec, why) for rec, why in judged if rec["module"] in args.module]
+    return {"stale": [{"module": rec["module"], "record": args.project.relative(rec["_file"]), "reasons": why}
+                      for rec, why in judged if why],
+            "current": sum(1 for _, why in judged if not why)}
+
+
+def _nothing_stale(args, current: int) -> int:
+    if args.json:
+        print_json({"ok": True, "records": [], "stale": [], "current": current, "mutants": [], "modules": []})
+    elif current:
+        print(f"discover --stale: every discovery record is current ({current} record{'s' if current != 1 else ''}): "
+              f"nothing to run")
+    else:
+        print("discover --stale: no discovery record to refresh (`fidelity discover --module M` makes one)")
+    return EXIT_OK
+
+
+def _discover_each(modules, args, tests, environment, subject_name, complete, say,
+                   stale_why: dict[str, str]) -> tuple[list, list[str]]:
+    """Each module in turn (with --stale, its heading says why it runs again); a complete run's record is
+    written as soon as its module is done."""
     from fidelity.discover import records
     from fidelity.discover.run import discover
 
     here = args.project
     results, written = [], []
     for module in modules:
-        say({"message": f"== {module}"})
+        say({"message": f"== {module}" + (f" (stale: {stale_why[module]})" if module in stale_why else "")})
         hashes = records.current_hashes(module, here.root, tests, environment)  # of what this run sees
         result = discover(module, root=here.root, test_paths=tuple(tests), fixtures_dir=here.fixtures,
                           operators=args.operator or None, budget=args.budget, jobs=args.jobs, progress=say,

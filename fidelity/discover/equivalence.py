@@ -93,6 +93,15 @@ def _imported(name: str) -> bool:
         return False
 
 
+def _bound_name(module_name: str, fn) -> str:
+    """The name under which `module_name` holds `fn`: a decorated function's __qualname__ may name a closure
+    (`memo.<locals>.wrapper`) that no attribute path reaches; otherwise its __qualname__."""
+    if "<locals>" not in fn.__qualname__:
+        return fn.__qualname__
+    held = vars(sys.modules[module_name]) if module_name in sys.modules else {}
+    return next((name for name, value in held.items() if value is fn), fn.__qualname__)
+
+
 def _resolve(module: types.ModuleType, qualname: str):
     obj: Any = module
     for part in qualname.split("."):
@@ -255,10 +264,10 @@ def probes_for(module_name: str, original: types.ModuleType) -> list[Probe]:
             if known[name].kind == "module":
                 modules.setdefault(fn.__qualname__, as_dict(known[name]))
                 continue
-            probe = _mechanism_probe(fn.__qualname__, as_dict(known[name])["interface"],
-                                     subject.capabilities[name].routes)
+            entry = _bound_name(module_name, fn)
+            probe = _mechanism_probe(entry, as_dict(known[name])["interface"], subject.capabilities[name].routes)
             if probe is not None:
-                probes.setdefault(fn.__qualname__, probe)
+                probes.setdefault(entry, probe)
     for probe in module_probes(module_name, original, modules):
         probes.setdefault(probe.entry, probe)
     for qualname, fn in vars(original).items():

@@ -15,8 +15,13 @@ A record (SCHEMA "fidelity.discover/1"):
                 mutant has a `key` (see mutant_key) that stays the same while its edit does
   versions, recorded_at
 
-A record is CURRENT while all three hashes match; a stale one still says what the last run
-found (its blind spots are not forgotten because the source moved), and says it is stale.
+A record is CURRENT while all three hashes match. A stale one still says what the last run found
+(its blind spots are not forgotten because the source moved), but it is no pass: the code it
+judged is not the code there now, so check's discovery stage is RED for its module until
+`fidelity discover --stale` runs the module again. The whole module runs again, not only the
+mutants on changed lines: a mutant is the whole file with one edit, so an edit anywhere (a cache
+in front of the function, an early return) can change what every other mutant does under the
+gates; keeping old verdicts for unchanged lines would be unsound.
 
 Only a complete run is recorded: a run cut by --budget or --operator saw some mutants only,
 and writing it would lose what a complete one found.
@@ -178,7 +183,18 @@ def load_all(reports_dir: str | os.PathLike) -> list[dict]:
 def staleness(record: dict, now: dict) -> list[str]:
     """Why `record` no longer describes the code (`now`: current_hashes for its module)."""
     was = record.get("hashes") or {}
+    if now.get("target_source") is None:
+        return [f"{record['module']} cannot be found on this import path: if the module is gone, delete "
+                f"{record.get('_file') or 'its record'}"]
     names = {"target_source": f"the source of {record['module']} changed",
              "gates": "the gates changed", "discovery": "the discovery code (operators, equivalence) changed"}
     return [why for key, why in names.items() if was.get(key) != now.get(key)]
+
+
+def judged(reports_dir: str | os.PathLike, repo_root: Path, test_paths: list[str], subject: str | None = None,
+           environment: dict | None = None) -> list[tuple[dict, list[str]]]:
+    """Each record of `subject` (None: the project's own) with why it is stale (empty: it is current): what
+    check's discovery stage judges and `fidelity discover --stale` re-runs, from one rule."""
+    mine = [r for r in load_all(reports_dir) if (r.get("subject") or None) == subject]
+    return [(r, staleness(r, current_hashes(r["module"], repo_root, test_paths, environment))) for r in mine]
 

@@ -154,8 +154,9 @@ def test_a_record_of_a_changed_module_is_stale_and_its_blind_spots_still_count(d
     module.write_text(module.read_text() + "\n# an edit\n")
     discovery = discovery_stage_of(moved)
     assert not discovery["ok"] and discovery["problems"]
-    assert any("the record of mypaper.softmax is stale (the source of mypaper.softmax changed)" in n
-               for n in discovery["notes"])
+    assert any(p.startswith("the discovery record of mypaper.softmax is stale (the source of mypaper.softmax "
+                            "changed)") for p in discovery["problems"])
+    assert any(p.startswith("unexplained blind spot mypaper.softmax:") for p in discovery["problems"])
 
 
 def test_a_record_moved_with_its_checkout_is_still_current(discovered, tmp_path):
