@@ -42,6 +42,13 @@ crash or timeout); the table marks its row "record current, not re-run".
 Selection: ids (P1 P3), lists (P1,P3), ranges (P1..P5), --all, --stale (only those
 whose evidence is missing or stale), --file FILE.
 
+--stale keeps the records of a perturbation whose evidence is current, and judges them
+by today's specs exactly as `fidelity check` does (one rule): a gate the perturbation
+lists whose current record under it is not red by its own assertion (with green after
+and its clean runs) is a MISS, and the run exits 1 naming both. A gate the spec lists
+now but whose record ran before it was listed (as a covering gate) is not that listed
+gate's record: the perturbation runs again.
+
 --file FILE: your own catalogue (the spec's YAML form, or a file of `perturbations:`
 only). Its ids are its own namespace: any identifier (swap-axes, my.defect_1, P24),
 but none the project's specs define (exit 2, naming both places). Its evidence goes to

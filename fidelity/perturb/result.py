@@ -71,6 +71,7 @@ class PerturbationResult:
     child: dict | None = None
     observe: bool = False          # nothing expected: no survivor, no miss (an observation)
     unreached: bool = False        # trace_lines: no instance executed the changed lines, none was run
+    refused: list[dict] = field(default_factory=list)  # status current: what check refuses of the kept records
 
     @property
     def kept_covering(self) -> int:
@@ -92,6 +93,8 @@ class PerturbationResult:
         (an observation expects nothing, so it misses nothing)."""
         if self.observe:
             return []
+        if self.status == "current":  # kept records: judged by today's spec, as check judges them
+            return list(self.refused)
         return [{"gate": o.gate, "outcome": o.outcome, "detail": o.detail}
                 for o in self.outcomes if o.listed and o.outcome != Outcome.RED_BY_ASSERTION]
 

@@ -11,7 +11,11 @@ The steps, in order (README, Design: the evidence rules):
     (UnknownGate for a listed gate the index does not know); of each gate only
     the instances covering the target run (all of a listed gate's instances
     when none covers it);
- 3. with stale_only, perturbations whose evidence is current are not re-run;
+ 3. with stale_only, perturbations whose evidence is current are not re-run:
+    their records are judged by today's spec exactly as `fidelity check`
+    judges them (evidence.listed_gates.refusals_of), so a listed gate whose
+    current record refuses it is a miss, and a listed gate whose record ran
+    before the spec listed it (as a covering gate) runs the perturbation again;
     of those that run, a gate that only covers the target (neither listed nor
     predicted) and whose record is current is not run either: its outcome is
     that record's (reuse_covering=False runs them all; an observation always
@@ -90,9 +94,10 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
-from fidelity.evidence import jsonio, paths, record, staleness, store
+from fidelity.evidence import jsonio, listed_gates, paths, record, staleness, store
 from fidelity.evidence.gate_helpers import GateHelpers
 from fidelity.evidence.outcome import Outcome
+from fidelity.evidence.verdict import Judged
 from fidelity.perturb import gate_index, launch, outcomes
 from fidelity.perturb import batch as batch_mod
 from fidelity.perturb import clean_runs
@@ -535,15 +540,8 @@ def _keep_current_evidence(r: _Run) -> None:
         r.todo = list(r.perts)
         return
     by_perturbation, now = _records_by_perturbation(r), staleness.ProjectNow(r.s.root)
-    r.todo = []
-    for p in r.perts:
-        mine = by_perturbation.get(p["id"], {})
-        gates = r.gates_of[p["id"]]
-        if r.s.stale_only and _all_current(mine, gates, r.s.root, p, now):
-            _from_records(r.results[p["id"]], [mine[g] for g in gates])
-            r.s.emit("skip", f"{p['id']} ... evidence current, not re-run", id=p["id"])
-        else:
-            r.todo.append(p)
+    r.todo = [p for p in r.perts
+              if not (r.s.stale_only and _kept(r, p, by_perturbation.get(p["id"], {}), r.gates_of[p["id"]], now))]
     if r.s.reuse_covering:
         _keep_current_covering(r, by_perturbation, now)
 
@@ -558,13 +556,13 @@ def _current_without_an_index(r: _Run) -> bool:
         return False
     by_perturbation, now = _records_by_perturbation(r), staleness.ProjectNow(r.s.root)
     named = {p["id"]: sorted(_shown_by(p)) for p in r.perts}
-    if not all(_all_current(by_perturbation.get(p["id"], {}), named[p["id"]], r.s.root, p, now) for p in r.perts):
+    if not all(_all_current(by_perturbation.get(p["id"], {}), named[p["id"]], r.s.root, p, now)
+               and _judged_by_todays_spec(p, by_perturbation[p["id"]], r.s.root, now) is not None for p in r.perts):
         return False
     r.gates_of.update(named)
     _start_results(r)
     for p in r.perts:
-        _from_records(r.results[p["id"]], [by_perturbation[p["id"]][g] for g in named[p["id"]]])
-        r.s.emit("skip", f"{p['id']} ... evidence current, not re-run", id=p["id"])
+        _kept(r, p, by_perturbation[p["id"]], named[p["id"]], now)
     r.result.baseline = {"skipped": "nothing to run"}
     return True
 
@@ -586,6 +584,29 @@ def _shown_by(p: dict) -> set[str]:
 def _all_current(mine: dict, gates: list[str], root: Path, p: dict, now: staleness.ProjectNow) -> bool:
     """Every one of `gates` has a current record among `mine` (and there is at least one)."""
     return bool(gates) and all(g in mine and staleness.is_current(mine[g], root, p, now) for g in gates)
+
+
+def _kept(r: _Run, p: dict, mine: dict, gates: list[str], now: staleness.ProjectNow) -> bool:
+    """stale_only: fills p's result from its records and says so (True) when every one of `gates` has a
+    current record and today's spec needs no new run to judge them; the kept records are then judged by
+    today's spec as check judges them (listed_gates), so a listed gate they refuse makes p RED."""
+    if not _all_current(mine, gates, r.s.root, p, now):
+        return False
+    refused = _judged_by_todays_spec(p, mine, r.s.root, now)
+    if refused is None:
+        return False
+    _from_records(r.results[p["id"]], [mine[g] for g in gates], refused)
+    r.s.emit("skip", f"{p['id']} ... evidence current, not re-run"
+             + (f"; RED by today's spec: {'; '.join(x.sentence() for x in refused)}" if refused else ""), id=p["id"])
+    return True
+
+
+def _judged_by_todays_spec(p: dict, mine: dict, root: Path, now: staleness.ProjectNow) -> list | None:
+    """What check refuses of p's records (listed_gates.refusals_of: one rule for both); None when one of
+    them needs p run again (no current record for a listed gate, or one that ran before the spec listed it)."""
+    judged = {g: Judged(rec, tuple(staleness.staleness(rec, root, p, now))) for g, rec in mine.items()}
+    refused = listed_gates.refusals_of(p["id"], p["gates"], p["predicted"], judged, None)
+    return None if any(not x.evidence_current for x in refused) else refused
 
 
 def _keep_current_covering(r: _Run, by_perturbation: dict[str, dict], now: staleness.ProjectNow) -> None:
@@ -1284,10 +1305,16 @@ def _record(p, pr: PerturbationResult, patch, o: GateResult, root: Path, hashes_
     }
 
 
-def _from_records(pr: PerturbationResult, records: list) -> None:
-    """Fill a PerturbationResult from current evidence (stale_only: not re-run)."""
+def _from_records(pr: PerturbationResult, records: list, refused: list) -> None:
+    """Fill a PerturbationResult from current evidence (stale_only: not re-run), judged by today's spec:
+    a gate is listed as the spec lists it now, and what check refuses of them (`refused`) are its misses."""
     pr.status = "current"
     pr.outcomes = [_result_from_record(rec) for rec in records]
+    for o in pr.outcomes:
+        o.listed = o.gate in pr.listed
+    outcome_of = {rec.gate: rec.outcome for rec in records}
+    pr.refused = [{"gate": x.gate, "outcome": Outcome(outcome_of[x.gate]).value, "detail": x.sentence()}
+                  for x in refused]
     pr.restored = all(o.green_after is True for o in pr.outcomes) if pr.outcomes else None
 
 

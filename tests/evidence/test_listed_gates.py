@@ -14,9 +14,10 @@ WEAK = "tests/gates/test_x.py::test_weak"
 STRONG = "tests/gates/test_x.py::test_strong"
 
 
-def _judged(perturbation, gate, outcome, *, green_after=True, clean_runs=CLEAN_RUNS, stale=()):
+def _judged(perturbation, gate, outcome, *, green_after=True, clean_runs=CLEAN_RUNS, stale=(), listed=True):
     rec = EvidenceRecord(perturbation=perturbation, gate=gate, gate_file="tests/gates/test_x.py", target="m",
-                         outcome=outcome, hashes={}, green_after=green_after, edits_sha256="e", clean_runs=clean_runs)
+                         outcome=outcome, hashes={}, green_after=green_after, edits_sha256="e", clean_runs=clean_runs,
+                         listed=listed)
     return Judged(rec, tuple(stale))
 
 
@@ -84,3 +85,16 @@ def test_a_gate_refused_by_current_evidence_is_told_which_perturbations_to_run_a
                                          "`fidelity perturb P3 P12`")
     assert what_to_run({**current, "stale": [{"perturbation": "P4"}]}) == "run `fidelity perturb --stale`"
     assert what_to_run({"stale": [], "not_red": []}) == "run `fidelity perturb --stale`"
+
+
+@pytest.mark.parametrize("outcome", [Outcome.SURVIVED, Outcome.RED_BY_ASSERTION])
+def test_a_record_that_ran_as_a_covering_gate_before_the_spec_listed_it_asks_for_the_perturbation_run(outcome):
+    """Issue 50: the record is current, but of a run in which the gate was not listed: it does not stand for the
+    listed gate, whatever it read, so `perturb --stale` runs the perturbation again (evidence_current False)."""
+    from fidelity.evidence.listed_gates import LISTED_SINCE
+
+    (refused,) = refusals({"P1": _spec(WEAK)}, [_judged("P1", WEAK, outcome, listed=False)], {WEAK})
+    assert (refused.perturbation, refused.gate, refused.why, refused.evidence_current) == ("P1", WEAK, LISTED_SINCE,
+                                                                                           False)
+    assert refused.sentence() == (f"perturbation P1 lists gate {WEAK}, whose record under it ran as a covering gate, "
+                                  f"before the spec listed it: run `fidelity perturb P1` (or `fidelity perturb --stale`)")
