@@ -55,7 +55,7 @@ def assert_close(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance, *
     finite = torch.isfinite(actual.detach().to(torch.float64).cpu())
     err = torch.where(finite, err, torch.full_like(err, float("inf")))
     worst = float(err.max()) if err.numel() else 0.0
-    readings.record(worst, reading_name)
+    readings.record(worst, reading_name, by_comparison=True)
     rtol = tol.rtol(dtype)
     if not worst <= rtol:
         bad = int((err > rtol).sum())
@@ -80,7 +80,7 @@ def assert_bound(value: float, *, at_most: float | None = None, at_least: float 
                  what: str, reading_name: str = "reading") -> float:
     """Assert a scalar reading lies within stated bounds; record it either way."""
     value = float(value)
-    readings.record(value, reading_name)
+    readings.record(value, reading_name, by_comparison=True)
     low_ok = at_least is None or value >= at_least
     high_ok = at_most is None or value <= at_most
     if not (low_ok and high_ok):

@@ -391,8 +391,9 @@ class Recorder:
         cur = self._current
         if cur is None:
             return rep
-        if call.when == "call":
-            cur["readings"] = self._readings.current()
+        if call.when == "call":  # a red test's reading is the failing assertion's, never an earlier passing one's
+            cur["readings"] = (self._readings.of_failure(call.excinfo.value) if rep.failed and call.excinfo
+                               else self._readings.current())
         if rep.failed and cur["failure"] is None:
             cur["failure"] = self._describe_failure(item, call, rep)
         elif rep.skipped and cur["skip"] is None and cur["failure"] is None:

@@ -625,6 +625,13 @@ def _subject_matrix(doc: Document, p: dict) -> None:
         doc.add(Bullets(tuple(why)))
 
 
+def observed_red_reading(r: dict):
+    """A red gate's observed reading; one red by an assertion that compared no number says so (not a 0)."""
+    if r["observed"] is None and r["outcome"] == Outcome.RED_BY_ASSERTION:
+        return "none (the failing assertion compared no number)"
+    return reading(r["observed"])
+
+
 def _red_to_green(doc: Document, p: dict) -> None:
     doc.add(Heading(3, "Red to green", anchor(p["id"], "red-to-green"), collapsed=True))
     rows = p["red_to_green"]
@@ -637,7 +644,7 @@ def _red_to_green(doc: Document, p: dict) -> None:
                   tuple((Target(evidence_id(r["perturbation"], r["gate"]), (pert_ref(r["perturbation"], r["title"]),
                                                                             " " + r["title"])), gate_ref(r["gate"]),
                          outcome_tag(r["outcome"]),
-                         reading(r["observed"]) if r["basis"] != PREDICTED_ONLY else DASH,
+                         observed_red_reading(r) if r["basis"] != PREDICTED_ONLY else DASH,
                          _what_the_gate_said(r), reading(r["predicted"]), yes_no(r["green_after"]), r["when"] or DASH,
                          basis_tag(r["basis"]))
                         for r in rows)))
