@@ -18,7 +18,8 @@ What is walked from a root: everything reachable, whoever defined it, except inf
   args and keywords; a wrapper's __wrapped__ (the harness's output check is seen through). A package's
   Sinkhorn object with an iteration counter is read whatever module defines its class.
 - Infrastructure, fingerprinted by type alone: objects, functions and classes defined in the standard
-  library (functools' lru_cache wrappers, locks, module objects), torch (its internals; a
+  library (functools' lru_cache wrappers, locks, module objects; a types.SimpleNamespace, a bare
+  holder of attributes, is walked all the same), torch (its internals; a
   torch.nn.Module is walked as above, a torch.Generator read by its state), triton (a JITFunction's
   compile cache, which fills on first use), numpy (an array is read by its bits, a Generator or
   RandomState by its state) and the harness itself (fidelity, but fidelity.impl, which is a subject;
@@ -262,8 +263,9 @@ class _Walker:
         elif isinstance(value, type) and not infrastructure(value.__module__):
             self.entries[path] = ("class", value.__qualname__)
             self.attributes(dict(vars(value)), path, depth, stack)
-        elif not isinstance(value, (type, types.FunctionType, types.ModuleType)) \
-                and not infrastructure(type(value).__module__):
+        elif isinstance(value, types.SimpleNamespace) or (
+                not isinstance(value, (type, types.FunctionType, types.ModuleType))
+                and not infrastructure(type(value).__module__)):
             self.entries[path] = ("object", _qualname(value))
             self.attributes(_instance_attributes(value), path, depth, stack)
             self.classes(type(value), path, depth, stack)

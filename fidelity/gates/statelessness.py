@@ -13,16 +13,17 @@ implementation's modules and their globals, the RNGs; infrastructure caches are 
      itself, called before the gate's other calls: a function has no object to build afresh, and its
      state lives in the modules S0 reads, so "fresh" means before this gate's calls, not before any
      call in the process: that order-free check is the snapshot's);
-  A  the gate's call, on the object under test (the first call on it included); snapshot S1;
+  A  the gate's call, on the object under test (the first call on it included);
   B  the same object on other input values of the same shapes and dtypes;
-  A  again; snapshot S2.
+  A  again.
 
-Red when A's two results differ in any bit (NaN equal to NaN in the same place), when B's results are
-A's bit for bit (a memo or cache keyed on something other than the inputs' values handed B what A
-left), when B on the used object differs from B' on a fresh one, or when any entry of S0, S1, S2
-differs: a counter that would change the output only after 1000 iterations has changed already, and
-a cache the first call fills is state too. Each is named, a state entry from what to what to what
-(before, after the first A, after B and A again).
+A snapshot follows every call. Red when A's two results differ in any bit (NaN equal to NaN in the
+same place), when B's results are A's bit for bit (a memo or cache keyed on something other than the
+inputs' values handed B what A left), when B on the used object differs from B' on a fresh one, or
+when any state entry is not the same in every snapshot: a counter that would change the output only
+after 1000 iterations has changed already, a cache the first call fills is state too, and so is a
+buffer that B overwrites and A restores. Each is named, a state entry by its successive values from
+S0 on (a value the next snapshot repeats shown once).
 
 A subject that keeps state on purpose (dropout's draws advance the RNG in training mode; a compile
 cache of its own keyed on shapes) declares it in its capability: `Capability.keeps_state` maps path
@@ -71,7 +72,8 @@ def assert_stateless(call: Callable[[], object], other: Callable[[], object], *,
                      implementation: Iterable[str] = (), objects: Mapping[str, object] = (),
                      fresh_other: Callable[[], object] | None = None,
                      kept: Iterable[tuple[str, str]] = ()) -> int:
-    """S0, B', A, S1, B, A again, S2 (see the module docstring): 0 differences, or a GateFailure naming each.
+    """S0, then B', A, B, A again, each followed by a snapshot (see the module docstring): 0 differences, or a
+    GateFailure naming each.
 
     `call` is A and `other` is B, closures over one object (and its inputs); `fresh_other` B on a fresh
     object (or, for a function, the function itself); `modules` the torch.nn.Modules they hold and
@@ -82,14 +84,16 @@ def assert_stateless(call: Callable[[], object], other: Callable[[], object], *,
     modules = modules if isinstance(modules, Mapping) else tuple(modules)
     roots = dict(modules=modules, implementation=imported(implementation), objects=dict(objects))
     states = [snapshot(**roots)]
-    fresh = floating_results(fresh_other()) if fresh_other is not None else None
-    first = floating_results(call())
+
+    def then(fn: Callable[[], object]) -> list[tuple[str, torch.Tensor]]:  # a call, and the state it left
+        results = floating_results(fn())
+        states.append(snapshot(**roots))
+        return results
+    fresh = then(fresh_other) if fresh_other is not None else None
+    first = then(call)
     if not first:
         raise ValueError(f"{what}: the call returned no floating tensor to compare")
-    states.append(snapshot(**roots))
-    other_results = floating_results(other())
-    again = floating_results(call())
-    states.append(snapshot(**roots))
+    other_results, again = then(other), then(call)
 
     found = result_differences(first, again)
     if _identical(first, other_results):
@@ -139,10 +143,15 @@ def _judged(found: list[str], told: dict, what: str) -> int:
 
 
 def state_changes(*states: Mapping[str, Fingerprint]) -> dict[str, list[str]]:
-    """{path: [its value in each snapshot, shortened]} for every entry that is not the same in all of them."""
+    """{path: its successive values, shortened (a value the next snapshot repeats shown once)} for every entry
+    that is not the same in all the snapshots."""
     paths = list(dict.fromkeys(p for state in states for p in state))
-    return {p: [describe(s.get(p, ABSENT)) for s in states] for p in paths
-            if any(s.get(p, ABSENT) != states[0].get(p, ABSENT) for s in states[1:])}
+    changed = {}
+    for p in paths:
+        values = [s.get(p, ABSENT) for s in states]
+        if any(v != values[0] for v in values[1:]):
+            changed[p] = [describe(v) for i, v in enumerate(values) if i == 0 or v != values[i - 1]]
+    return changed
 
 
 def kept_by(path: str, pattern: str) -> bool:
