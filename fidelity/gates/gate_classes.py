@@ -2,10 +2,12 @@
 
 A gate may say which class it belongs to, `@pytest.mark.gate(..., gate_class="gradient_reach")`;
 the ledger's coverage table shows, per mechanism, which classes hold it. A gate without a class
-is a plain fixture or property gate. An unknown class is refused at collection (a typo would
-otherwise drop a gate from the table in silence).
+is a plain fixture or property gate. An unknown class is refused at collection, with the closest
+known names (a typo would otherwise drop a gate from the table in silence; marker_names.py).
 """
 from __future__ import annotations
+
+from fidelity.gates.marker_names import UnknownMarkerName, closest_names
 
 GATE_CLASSES: dict[str, str] = {
     "defaults_as_shipped": "called or constructed with no optional argument, equal to the oracle at the spec's values",
@@ -24,15 +26,16 @@ GATE_CLASSES: dict[str, str] = {
 """class name -> the promise, one line (the ledger prints it beside the coverage table)."""
 
 
-class UnknownGateClass(ValueError):
+class UnknownGateClass(UnknownMarkerName):
     """A gate marker names a class GATE_CLASSES does not define."""
 
 
 def check_gate_class(name: str | None, where: str) -> str | None:
-    """`name` if it is a known class (or None); UnknownGateClass naming the known ones otherwise."""
+    """`name` if it is a known class (or None); UnknownGateClass naming the closest known ones otherwise."""
     if name is not None and name not in GATE_CLASSES:
-        raise UnknownGateClass(f"{where}: gate_class {name!r} is not one of {', '.join(GATE_CLASSES)} "
-                               "(fidelity.gates.gate_classes)")
+        raise UnknownGateClass(f"{where}: gate_class {name!r} is not one of the gate classes "
+                               f"({closest_names(name, GATE_CLASSES)}); fix the name "
+                               "(fidelity.gates.gate_classes says what each class holds)")
     return name
 
 

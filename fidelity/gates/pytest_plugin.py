@@ -8,8 +8,10 @@ A gate declares `@pytest.mark.gate(equations=[...], mechanism="sinkhorn")` and t
 marks which modules each instance covers (so the perturbation runner can find the gates a
 patched module must turn red). A subject or device that is missing is SKIPPED with the
 reason: reported as not run, never as passed. A subject that raises NotRun for a feature
-it cannot drive gets the same. Gates get the subject through fidelity.gates.output_contract:
-every floating output must keep its inputs' dtype and device, else the gate fails by that check.
+it cannot drive gets the same. A gate marker naming a mechanism, gate class or equation that
+nothing declares is a collection error naming it and the closest declared names (marker_names.py).
+Gates get the subject through fidelity.gates.output_contract: every floating output must keep
+its inputs' dtype and device, else the gate fails by that check.
 
 Outside a fidelity project, and for tests that are not gates, the plugin does nothing
 (nor does it import torch), but for one saving in any run: hypothesis_summary.py keeps
@@ -63,13 +65,24 @@ def _mechanism(definition) -> str | None:
     return marker.kwargs.get("mechanism") if marker else None
 
 
-def pytest_generate_tests(metafunc):
-    marker = metafunc.definition.get_closest_marker("gate")
-    takes_gradient = False
-    if marker is not None:
-        from fidelity.gates.gate_classes import GRADIENT, check_gate_class
+def _takes_gradient(definition) -> bool:
+    """Whether the gate's class takes a gradient; first, every name its gate markers give must be declared
+    (marker_names.py): an unknown mechanism, gate class or equation is a collection error naming it."""
+    markers = list(definition.iter_markers("gate"))
+    if not markers:
+        return False
+    from fidelity.gates.gate_classes import GRADIENT, check_gate_class
+    from fidelity.gates.marker_names import check_equations, check_mechanism, marker_equations
 
-        takes_gradient = check_gate_class(marker.kwargs.get("gate_class"), metafunc.definition.nodeid) in GRADIENT
+    for marker in markers:
+        check_gate_class(marker.kwargs.get("gate_class"), definition.nodeid)
+        check_mechanism(marker.kwargs.get("mechanism"), definition.nodeid)
+        check_equations(marker_equations(marker), definition.nodeid)
+    return definition.get_closest_marker("gate").kwargs.get("gate_class") in GRADIENT
+
+
+def pytest_generate_tests(metafunc):
+    takes_gradient = _takes_gradient(metafunc.definition)
     mechanism = _mechanism(metafunc.definition)
     if mechanism is None or "subject" not in metafunc.fixturenames:
         return

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import sympy
+if TYPE_CHECKING:
+    import sympy
 
 
 class NoSpecValue(LookupError):
@@ -47,8 +49,15 @@ def _specs_dir(specs_dir: Path | str | None) -> Path:
     return Path(project.current().specs).resolve()
 
 
+def equation_ids(specs_dir: Path | str | None = None) -> frozenset[str]:
+    """Every equation id the specs define, read as the values are (a gate's child loads no catalogue)."""
+    return frozenset(_values(_specs_dir(specs_dir)))
+
+
 def spec_value_exact(equation_id: str, specs_dir: Path | str | None = None) -> sympy.Rational:
     """The `value:` of `equation_id` as an exact rational (1e-20 is 10^-20, not the nearest double)."""
+    import sympy  # here, not at the top: equation_ids is asked by gate collection, which needs no sympy
+
     values = _values(_specs_dir(specs_dir))
     if equation_id not in values:
         raise NoSpecValue(f"no equation {equation_id!r} in the specs; `fidelity list equations` lists them")

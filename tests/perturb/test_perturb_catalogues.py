@@ -49,6 +49,18 @@ SPEC = textwrap.dedent(f"""\
         statement: y = a + b
         tier: b
         status: implemented
+      - id: toy.scale
+        title: scaling
+        where: {{section: "2", equation: "2"}}
+        statement: y = 2 x
+        tier: b
+        status: implemented
+      - id: toy.neg
+        title: negation
+        where: {{section: "2", equation: "3"}}
+        statement: y = -x
+        tier: b
+        status: implemented
     perturbations:
       - id: P24
         title: add subtracts
