@@ -3,13 +3,17 @@
 The suite runs in a child pytest with the perturbation runner's plugin, which
 records per test instance its outcome, subject, device, equations and reading.
 A gate is green when every instance that ran passed; instances skipped because a
-subject or device is missing are 'not run', never 'passed'.
+subject or device is missing are 'not run', never 'passed', and the text says why, each
+reason with its count. A gate file that does not collect (a gate marker naming a mechanism,
+gate class or equation nothing declares, fidelity/gates/marker_names.py) makes the stage RED,
+naming the file and the error.
 """
 from __future__ import annotations
 
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -23,15 +27,41 @@ from fidelity.child_env import child_environment
 from fidelity.perturb.errors import GateCollectionError
 
 
+class GateSuiteDidNotCollect(RuntimeError):
+    """Gate files that did not collect, in a run whose caller would otherwise give a verdict without them."""
+
+
 def run_gate_suite(here: project.Project | None = None, extra_args: tuple[str, ...] = (),
                    env: dict | None = None, progress=None, jobs: int | None = None,
-                   files: list[Path] | None = None) -> dict:
+                   files: list[Path] | None = None, keep_collection_errors: bool = False) -> dict:
     """The gate suite of `here` (default: the current project) in a child pytest, run from its root,
     on `gate_workers(here, jobs)` processes; `progress(done, total)` is called about once a second
     while it runs (total None until collected). The items come back in the order of a serial run.
-    `files`: only these gate files (default: all of them)."""
+    `files`: only these gate files (default: all of them).
+
+    A gate file that does not collect (e.g. its marker names a mechanism, gate class or equation nothing
+    declares) raises GateSuiteDidNotCollect naming each, since a verdict without its gates would pass them
+    in silence; `keep_collection_errors`: return them in `collect_errors` instead (a caller that records
+    them). With `files`, the gate files naming a mechanism nobody declares run too: a subject's run
+    (`check --subject`) would otherwise leave out the gate whose mechanism is misspelled, and say nothing."""
+    here = here or project.current()
+    if files is not None and not keep_collection_errors:
+        files = [*files, *misnamed_mechanism_files(here, files)]
     with GateSuiteRun(here, extra_args, env, jobs, files=files) as run:
-        return run.wait(progress)
+        data = run.wait(progress)
+    if data.get("collect_errors") and not keep_collection_errors:
+        raise GateSuiteDidNotCollect("; ".join(collection_problem(e) for e in data["collect_errors"]))
+    return data
+
+
+def misnamed_mechanism_files(here: project.Project, chosen: list[Path]) -> list[Path]:
+    """The gate files besides `chosen` whose gate markers name (as a constant) a mechanism nobody declares."""
+    from fidelity.check.subject_gate_files import named_mechanisms
+    from fidelity.gates.marker_names import declared_mechanisms
+
+    declared = declared_mechanisms(here.mechanisms)
+    return [f for f in gate_files(here.gates) if f not in set(chosen)
+            and any(isinstance(m, str) and m not in declared for m in named_mechanisms(f))]
 
 
 class GateSuiteRun:
@@ -296,8 +326,9 @@ def run(cat, args, say, suite: CheckGates) -> dict:
     say("gates     running the gate suite ...")
     data = suite.wait(say, progress=None if getattr(args, "json", False) else progress_line("gates     "))
     rows = summarise(data["items"])
-    problems = [f"collection error: {e}" for e in data.get("collect_errors", [])]
-    if data["returncode"] not in (0, 1):
+    problems = [collection_problem(e) for e in data.get("collect_errors", [])]
+    stopped_by_them = data["returncode"] == 2 and problems  # pytest's exit 2 after collection errors: said above
+    if data["returncode"] not in (0, 1) and not stopped_by_them:
         problems.append(f"pytest exited {data['returncode']} (interrupted or internal error):\n{data['output_tail'][-1500:]}")
     unknown = sorted({eq for r in rows for eq in r["equations"] if eq not in cat.equations})
     problems += [f"a gate names equation {eq!r}, which no spec defines" for eq in unknown]
@@ -313,6 +344,45 @@ def run(cat, args, say, suite: CheckGates) -> dict:
     not_run = sum(s["not_run"] for r in rows for s in r["subjects"].values())
     ok = bool(rows) and not failed and not problems
     say(f"gates     {'ok ' if ok else 'RED'}  {len(rows)} gates, {n_inst} instances: "
-        f"{len(failed)} gates red, {not_run} instances not run (missing subject or device)")
-    return {"stage": "gates", "ok": ok, "problems": problems, "gates": rows,
+        f"{len(failed)} gates red, {not_run} instances not run" + (", for these reasons:" if not_run else ""))
+    reasons = not_run_reasons(data["items"])
+    for line in not_run_lines(reasons):
+        say(f"gates     {line}")
+    return {"stage": "gates", "ok": ok, "problems": problems, "gates": rows, "not_run_reasons": reasons,
+            "collect_errors": data.get("collect_errors", []),
             "instances_run": n_inst - data.get("kept_instances", 0), "instances_kept": data.get("kept_instances", 0)}
+
+
+def collection_problem(error: dict) -> str:
+    """One line for a file that did not collect: where, and the exception pytest reported (its last `E` line,
+    e.g. an unknown name in a gate marker with the closest declared ones); the whole report is in the JSON."""
+    lines = [ln.strip() for ln in (error.get("message") or "").splitlines() if ln.strip()]
+    raised = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
+    what = raised[-1] if raised else (lines[-1] if lines else error.get("exc_type") or "no message")
+    return f"collection error in {error.get('nodeid') or '(the run)'}: {what}"
+
+
+def not_run_reasons(items: list[dict]) -> dict[str, int]:
+    """Why instances did not run, each reason with its count, most frequent first (pytest's "Skipped:" and
+    our "not run:" prefixes dropped: every reason here is one)."""
+    counts: dict[str, int] = {}
+    for it in items:
+        if it["outcome"] == "skipped":
+            reason = re.sub(r"^(Skipped:\s*)?(not run:\s*)?", "", it.get("skip_reason") or "") or "no reason given"
+            counts[reason] = counts.get(reason, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+REASONS_SHOWN = 6
+REASON_CHARS = 160
+
+
+def not_run_lines(reasons: dict[str, int]) -> list[str]:
+    """A few lines of text: the most frequent reasons with their counts; the rest counted in one line."""
+    shown = list(reasons.items())[:REASONS_SHOWN]
+    lines = [f"not run: {n} {r if len(r) <= REASON_CHARS else r[:REASON_CHARS - 3] + '...'}" for r, n in shown]
+    rest = list(reasons.values())[REASONS_SHOWN:]
+    if rest:
+        lines.append(f"not run: and {len(rest)} more reason{'s' if len(rest) != 1 else ''} for {sum(rest)} "
+                     f"instance{'s' if sum(rest) != 1 else ''} (`fidelity check --json`: not_run_reasons lists each)")
+    return lines

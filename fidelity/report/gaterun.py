@@ -98,7 +98,8 @@ def run(repo_root: Path, fixtures_dir: Path, say=lambda msg: None) -> dict:
 
     say("report: running the gate suite for the subject matrix (skip with --no-gates) ...")
     data = gates_stage.run_gate_suite(project.load(repo_root), extra_args=("--fidelity-fixtures", str(fixtures_dir)),
-                                      progress=gates_stage.progress_line("report: "))
+                                      progress=gates_stage.progress_line("report: "),
+                                      keep_collection_errors=True)  # recorded below, as collect_errors
     rows = gates_stage.summarise(data["items"])
     by_gate: dict[str, list[dict]] = {}
     for it in data["items"]:
@@ -160,7 +161,8 @@ def run_third_party(repo_root: Path, fixtures_dir: Path, references: list[str], 
             data = gates_stage.run_gate_suite(here, extra_args=("--fidelity-fixtures", str(fixtures_dir)),
                                               env={registry.EXTRA_ENV: ref, registry.ONLY_ENV: subject.name},
                                               progress=gates_stage.progress_line(f"report: {subject.name}: "),
-                                              files=subject_gate_files.files_for(here.gates, subject.mechanisms))
+                                              files=subject_gate_files.files_for(here.gates, subject.mechanisms),
+                                              keep_collection_errors=True)  # recorded below, as collect_errors
         except RuntimeError as exc:  # the child pytest wrote no results at all
             raise ThirdPartyRunError(f"the gate run on {subject.name} did not complete: {exc}") from None
         if data["returncode"] not in (0, 1):
