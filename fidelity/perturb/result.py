@@ -11,7 +11,6 @@ were skipped or stayed green (RunResult.observed()), with no survivor or miss.
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass, field
 
 from fidelity.evidence import jsonio
@@ -291,7 +290,8 @@ class RunResult:
                 lines.append(f"SURVIVOR {p.id}: no gate went red by its own assertion (blind spot)")
             for m in p.misses:
                 why = re.sub(r"^Skipped:\s*", "", m["detail"] or "")  # a skip or an error says why, as --json does
-                lines.append(f"MISS {p.id}: listed gate {m['gate']} {m['outcome'].replace('_', ' ')}" + (f" ({why})" if why else ""))
+                lines.append(f"MISS {p.id}: listed gate {m['gate']} {m['outcome'].replace('_', ' ')}"
+                             + (f" ({why})" if why else ""))
         if self.error:
             lines.append(f"ERROR ({self.error_kind}): {self.error}")
         return "\n".join(lines) + "\n"
