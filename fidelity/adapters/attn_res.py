@@ -198,8 +198,6 @@ class BlockAttnResAdapter(nn.Module):
                 f"(Eq. 5: {math.ceil(self.L / self.num_blocks)}), schedule={self._schedule} (package {PACKAGE})")
 
 
-_FLOAT32_AUTOGRAD = Capability(("float32",), ("cpu", "cuda"), ("autograd",))
-
 SUBJECT = Subject(
     name=PACKAGE,
     description="PyPI attn-res: AttnResOperator and its Block/Full schedule; paper convention, float32, direct only",
@@ -209,7 +207,9 @@ SUBJECT = Subject(
     },
     capabilities={  # the key norm computes in float32 (RMSNormNoWeight calls .float()) and has no gain
         "depth_attention": Capability(("float32",), ("cpu", "cuda"), ("autograd",), lacks=("gain",)),
-        "block_attnres": _FLOAT32_AUTOGRAD,
+        "block_attnres": Capability(("float32",), ("cpu", "cuda"), ("autograd",), keeps_state={
+            "*._lead": "this adapter's: the leading shape of the call under way, set as each call starts and read "
+                       "only by its own sublayers (the package's layers see a flattened hidden)"}),
     },
     unavailable_reason=unavailable(PACKAGE, MAIN),
     modules={

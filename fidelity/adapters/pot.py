@@ -72,7 +72,9 @@ SUBJECT = Subject(
     name=PACKAGE,
     description="PyPI pot (Python Optimal Transport): ot.sinkhorn(method='sinkhorn_log'), a = b = 1, M = -logits, reg = 1",
     mechanisms={"sinkhorn": sinkhorn},
-    capabilities={"sinkhorn": Capability(("float32", "float64"), ("cpu", "cuda"), ("autograd",))},
+    capabilities={"sinkhorn": Capability(("float32", "float64"), ("cpu", "cuda"), ("autograd",), keeps_state={
+        f"{BACKEND_MODULE}:_BACKENDS": "POT builds each array backend (numpy, torch) on its first use and keeps it "
+                                       "for the process"})},
     unavailable_reason=unavailable(PACKAGE, "ot", SINKHORN_MODULE),
     modules={"sinkhorn": (SINKHORN_MODULE, BACKEND_MODULE)},
 )

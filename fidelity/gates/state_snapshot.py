@@ -12,9 +12,12 @@ Roots (fidelity.gates.statelessness takes one before the first call, one after i
 What is walked from a root: everything reachable, whoever defined it, except infrastructure.
 - The subject's state, walked: an object's attributes (its __dict__ and __slots__) and the class
   attributes of each class in its MRO (`NAME.<class Sinkhorn>.total`: a counter kept on the class); a
-  function's __dict__, defaults and closure cells, and, for a function outside the implementation
-  modules (an adapter's), the globals its code names (`NAME.<global _PROJECTION>`: the package object an
-  adapter keeps at module level); a bound method's __self__ and __func__; a functools.partial's func,
+  function's __dict__, defaults and closure cells, and, for the callable a root object is (and what it
+  hands the call to: a partial's func, a wrapper's __wrapped__, a bound method's function) where the
+  implementation modules do not define it (an adapter's function), the globals its code names
+  (`NAME.<global _PROJECTION>`: the package object an adapter keeps at module level). The globals of
+  functions met further in (a library's methods) are not read: a library's module-level registries
+  (einops' backends) are its own, and an implementation module's globals are read as a root; a bound method's __self__ and __func__; a functools.partial's func,
   args and keywords; a wrapper's __wrapped__ (the harness's output check is seen through). A package's
   Sinkhorn object with an iteration counter is read whatever module defines its class.
 - Infrastructure, fingerprinted by type alone: objects, functions and classes defined in the standard
@@ -79,6 +82,7 @@ def snapshot(*, modules: Mapping[str, torch.nn.Module] | Iterable[torch.nn.Modul
     for name, module in _named(modules):
         walker.value(module, name, 0, ())
     for name, value in dict(objects).items():
+        walker.callables |= _called(value)
         walker.value(value, name, 0, ())
     for name in names:
         for key, value in list(vars(sys.modules[name]).items()):
@@ -226,6 +230,7 @@ class _Walker:
         self.definitions = {id(value): f"{name}:{key}" for name in owned for key, value in vars(sys.modules[name]).items()
                             if isinstance(value, (types.FunctionType, type)) and value.__module__ == name}
         self.seen: dict[int, str] = {}  # an object with parts, walked once: where it was first met
+        self.callables: set[int] = set()  # the functions the objects given call first: their globals are read
 
     def value(self, value, path: str, depth: int, stack: tuple[int, ...]) -> None:
         if isinstance(value, (staticmethod, classmethod)):
@@ -316,7 +321,7 @@ class _Walker:
                 self.entries[f"{path}.<closure {name}>"] = ("empty cell",)
                 continue
             self.value(content, f"{path}.<closure {name}>", depth + 1, stack)
-        if fn.__module__ not in self.owned:  # an implementation module's globals are a root of their own
+        if id(fn) in self.callables and fn.__module__ not in self.owned:  # the subject's own callable (an adapter's)
             for name in _global_names(fn.__code__):
                 if name in fn.__globals__ and not isinstance(fn.__globals__[name], types.ModuleType):
                     self.value(fn.__globals__[name], f"{path}.<global {name}>", depth + 1, stack)
@@ -345,6 +350,22 @@ class _Walker:
             self.entries["rng:numpy"] = ("rng", "numpy", kind.encode() + keys.tobytes()
                                          + repr((pos, has_gauss, cached)).encode())
         self.entries["rng:random"] = ("rng", "random", repr(random.getstate()).encode())
+
+
+def _called(value, depth: int = 0) -> set[int]:
+    """The ids of the functions a callable root runs first: itself, and what a partial, a wrapper (__wrapped__),
+    a bound method or a callable object's __call__ hands the call to."""
+    if depth > DEPTH or value is None:
+        return set()
+    if isinstance(value, types.FunctionType):
+        return {id(value)} | _called(value.__dict__.get("__wrapped__"), depth + 1)
+    if isinstance(value, functools.partial):
+        return _called(value.func, depth + 1)
+    if isinstance(value, types.MethodType):
+        return _called(value.__func__, depth + 1)
+    inner = getattr(value, "__dict__", {}).get("__wrapped__")
+    call = getattr(type(value), "__call__", None)
+    return _called(inner, depth + 1) | (_called(call, depth + 1) if isinstance(call, types.FunctionType) else set())
 
 
 def _length(value) -> int | str:
