@@ -104,3 +104,15 @@ def test_the_three_operators_are_registered_and_find_the_options_the_reference_m
     dropped = {m.original.strip(", ") for m in generate(source, ["forwarded_keyword_dropped"]).mutants
                if m.function == "DepthAttention.forward"}
     assert dropped == {"convention=self.convention", "eps=self.eps", "gain=self.gain", "backward=self.backward"}
+
+
+def test_forwarded_argument_none_replaces_a_positional_the_caller_itself_takes_as_optional():
+    source = (
+        "from checks import check_inputs\n\n"
+        "def attend(sources, query, *, gain=None, eps=1e-6):\n"
+        "    d = check_inputs(sources, query, gain)\n"
+        "    return run(sources, eps)\n"
+    )
+    assert made("forwarded_argument_none", source) == [
+        (4, "gain", "None", "`gain` passed to check_inputs replaced by None"),
+    ]  # mutmut's survivor in depth_attend: the gain's shape and dtype checks skipped; sources, query, eps have no None default

@@ -19,7 +19,9 @@ the oracle at another value), or, for a gradient route (equal values either way)
    body: eps = 0.5 beside mean(x^2) ~ 0.25 (eps dropped to 1e-20 changes x' by ~2x), t_max = 2 with
    static_init 0.5 (H~res far from doubly stochastic: t_max dropped to 20 moves H_res by ~1e-2).
 4. MhcResidual(..., sinkhorn_backward=route): H_res comes from the route asked for (`_SinkhornManualBackward`).
-5. MhcResidual(..., dynamic_init_std > 0, generator=G): the draws come from G alone: two equal seeds give
+5. depth_attend(..., gain=g) hands g to its input check: a [1] gain and a float32 gain for float64 sources
+   are refused (ValueError, TypeError) rather than broadcast or promoted (mutmut's survivor passed None there).
+6. MhcResidual(..., dynamic_init_std > 0, generator=G): the draws come from G alone: two equal seeds give
    the same phi bits, and the global RNG is not advanced (a generator dropped on the way draws from it).
 
 These modules are the torch subject's own code (as in test_depth_attention_module_contract.py): other
@@ -36,6 +38,7 @@ import pytest
 import torch
 
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close
+from fidelity.gates.refusals import assert_behaves_as_documented
 from fidelity.oracles import mhc as mhc_oracle
 from fidelity.oracles.block_attnres import depth_mix
 
@@ -98,6 +101,27 @@ def test_depth_attention_runs_the_gradient_route_it_was_built_with(subject, devi
     ran_manual = nodes == {"_DepthAttendManualBackward"}
     assert_bound(int(ran_manual != (route == "manual")), at_most=0, reading_name="route_not_taken",
                  what=f"DepthAttention(4, backward={route!r}) must run that route: its outputs' autograd nodes are {nodes}")
+
+
+# case -> (the gain depth_attend gets with float64 sources [3, 4], the error its input check documents)
+GAIN_CASES = {
+    "gain_of_one_entry": (lambda device: torch.ones(1, dtype=F64, device=device), ValueError),  # broadcasts silently
+    "gain_of_another_dtype": (lambda device: torch.ones(4, dtype=torch.float32, device=device), TypeError),  # promotes
+}
+
+
+@pytest.mark.gate(equations=["attnres.rmsnorm_gain", "attnres.eq2"], mechanism="depth_attention",
+                  targets=[DEPTH_MODULE])
+@pytest.mark.parametrize("case", sorted(GAIN_CASES))
+def test_depth_attend_hands_the_gain_to_its_input_check(subject, device, case):
+    """mutmut's survivor `check_depth_attention_inputs(sources, query, None)`: the gain never reached the
+    check, and a [1] gain (broadcast) or a float32 gain (promoted) ran without a word."""
+    module = _reference(subject, DEPTH_MODULE)
+    make_gain, error = GAIN_CASES[case]
+    g = torch.Generator().manual_seed(326)
+    sources = torch.randn(3, 4, generator=g, dtype=F64).to(device)
+    query = torch.randn(4, generator=g, dtype=F64).to(device)
+    assert_behaves_as_documented(lambda: module.depth_attend(sources, query, gain=make_gain(device)), error, case=case)
 
 
 # --- the mHC residual ---------------------------------------------------------------------------

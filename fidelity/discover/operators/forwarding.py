@@ -104,6 +104,16 @@ class _Module:
             return _parameters(method, skip_first=not _is_static(method)) if method else None
         return None
 
+    def optional_parameter(self, node: ast.expr, at: ast.AST) -> bool:
+        """A bare name that is a parameter of the innermost enclosing function with the default None: the
+        caller itself accepts None there, so None is a value its callee must handle."""
+        functions = self.enclosing(at)
+        if not isinstance(node, ast.Name) or not functions:
+            return False
+        params = dict(_parameters(functions[0], skip_first=False))
+        default = params.get(node.id, _NO_DEFAULT)
+        return isinstance(default, ast.Constant) and default.value is None
+
     def _ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
         parent = self.ctx.parents.get(node)
         while parent is not None:
@@ -259,10 +269,12 @@ class ForwardedKeywordDropped(Operator):
 
 
 class ForwardedArgumentNone(Operator):
-    """Replace a forwarded argument by None: a keyword one (`generator=generator` to `generator=None`),
-    or a positional one the module's own callee gives a default. Models an option passed on as None (a
-    stale variable, a forgotten assignment), which an optional parameter accepts silently. Left alone
-    where the resolved default is None (forwarded_argument_default's) or there is none (a TypeError)."""
+    """Replace a forwarded argument by None: a keyword one (`generator=generator` to `generator=None`), a
+    positional one the module's own callee gives a default, or a positional parameter of the caller whose
+    own default is None (`check(x, gain)` to `check(x, None)`: an optional input left unchecked). Models an
+    option passed on as None (a stale variable, a forgotten assignment), which an optional parameter
+    accepts silently. Left alone where the resolved default is None (forwarded_argument_default's) or
+    there is none (a TypeError)."""
 
     name = "forwarded_argument_none"
 
@@ -272,7 +284,8 @@ class ForwardedArgumentNone(Operator):
             if site.keyword is not None and site.keyword.arg is None:
                 continue  # `**kw` has no single value to replace
             default = site.default
-            if default is _NO_DEFAULT or (default is _UNKNOWN and site.keyword is None):
+            unknown_positional = default is _UNKNOWN and site.keyword is None
+            if default is _NO_DEFAULT or (unknown_positional and not module.optional_parameter(site.value, site.call)):
                 continue
             if isinstance(default, ast.Constant) and default.value is None:
                 continue
