@@ -73,7 +73,7 @@ def test_a_counter_never_reset_is_a_stateless_finding_naming_it(runs):
     assert len(found[STATELESS]) == 2  # with and without a backward
     assert all(f["gate_class"] == "stateless" and "state stack.calls: int 0 -> int 1 -> int 2 -> int 3" in f["message"]
                for f in found[STATELESS])
-    assert runs["NEVER_RESET"]["failing_instances"] == {"findings": 2, "errors": 0}
+    assert runs["NEVER_RESET"]["failing_instances"] == {"findings": 2, "errors": 0, "differs_from_our_choice": 0}
     text = "\n".join(text_lines(_eq3(runs["NEVER_RESET"])))
     assert "finding  [stateless] " + STATELESS in text
 
@@ -84,4 +84,4 @@ def test_an_h_res_whose_columns_do_not_sum_to_one_is_a_finding_under_the_birkhof
         assert found == {STREAMS_SUM}, (equation, found)
     (finding,) = _equation(runs["ROWS_ONLY"], "mhc.eq6")["findings"]
     assert "H_res's columns do not sum to one" in finding["message"]
-    assert runs["ROWS_ONLY"]["failing_instances"] == {"findings": 1, "errors": 0}
+    assert runs["ROWS_ONLY"]["failing_instances"] == {"findings": 1, "errors": 0, "differs_from_our_choice": 0}
