@@ -11,9 +11,14 @@ ROUTES = ("autograd", "manual")
 """Gradient routes: "autograd" (torch differentiates the forward), "manual" (a hand-written backward)."""
 FORWARD_ONLY = ("none",)
 """The `backward` of a subject that computes forward only (no gradient at all)."""
-STREAM_LAYOUTS = ("replicated", "sliced")
+STREAM_LAYOUTS = ("replicated", "sliced", "none")
 """How a hidden-in, hidden-out stack holds its n streams: "replicated", the papers' (each stream starts as the
-hidden, the readout sums them: HC Alg. 1, mHC §3), or "sliced" (the hidden split into n slices, concatenated back)."""
+hidden, the readout sums them: HC Alg. 1, mHC §3), "sliced" (the hidden split into n slices, concatenated back), or
+"none" (no streams: the hidden itself is the residual, which the gates hold as one stream, n = 1)."""
+READOUTS = ("sum", "mean")
+"""How replicated streams are read back into a hidden: "sum", the papers' (HC Alg. 1), or "mean" (the sum over n)."""
+INFERABLE = ("d",)
+"""Arguments of a stack factory a package may take from its input instead: "d", the width, read off the hidden."""
 
 
 def dtype_name(dtype: torch.dtype | str) -> str:
@@ -44,6 +49,12 @@ class Capability:
               STREAM_LAYOUTS, or "" (not said). A gate that holds an identity only one layout shows through the
               stack runs where that layout is declared and is not run elsewhere, saying so
               (fidelity.gates.stream_layout)
+    readout   for replicated streams: how the stack reads them back into a hidden, one of READOUTS; "sum" (the
+              papers') unless said. A gate that holds what the readout makes of n copies of the hidden expects n
+              copies for "sum" and one for "mean" (fidelity.gates.stream_layout)
+    infers    factory arguments the package does not take but reads off its input, among INFERABLE: ("d",) for a
+              stack built without a width. The factory is still handed d (and drops it); a gate that asks the
+              package to refuse a d it never receives is not run, saying so (fidelity.gates.stream_layout)
     keeps_state  state the subject changes on purpose between calls, as {path pattern: reason} (kept as a tuple
               of pairs): e.g. {"rng:torch": "dropout draws from it in training mode"}. Patterns are fnmatch
               patterns on the stateless gates' snapshot paths (fidelity.gates.state_snapshot: "rng:torch",
@@ -65,9 +76,11 @@ class Capability:
     lacks: tuple[str, ...] = ()
     streams: str = ""
     keeps_state: tuple[tuple[str, str], ...] = ()
+    readout: str = "sum"
+    infers: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("dtypes", "devices", "backward", "lacks"):
+        for name in ("dtypes", "devices", "backward", "lacks", "infers"):
             if isinstance(getattr(self, name), list):  # a list given for a tuple: `problems` judges the rest
                 object.__setattr__(self, name, tuple(getattr(self, name)))
         if isinstance(self.keeps_state, dict):  # {pattern: reason}, kept as pairs so the record stays hashable
@@ -102,6 +115,7 @@ class Capability:
             found.append(f"Capability.lacks must be a tuple of parameter names (e.g. ('gain',)), got {self.lacks!r}")
         if self.streams not in ("", *STREAM_LAYOUTS):
             found.append(f"Capability.streams: {self.streams!r} is not a stream layout; use one of {STREAM_LAYOUTS}")
+        found += stack_shape_problems(self.streams, self.readout, self.infers)
         found += kept_state_problems(self.keeps_state)
         if self.backward != FORWARD_ONLY:
             unknown = [r for r in self.backward if r not in ROUTES]
@@ -123,6 +137,21 @@ class Capability:
         if dtype is not None and dtype_name(dtype) not in self.dtypes:
             return False
         return device is None or device_type(device) in self.devices
+
+
+def stack_shape_problems(streams, readout, infers) -> list[str]:
+    """What is wrong with a stack's readout and inferred arguments, each said with what to write instead."""
+    found = []
+    if readout not in READOUTS:
+        found.append(f"Capability.readout: {readout!r} is not a readout; use one of {READOUTS}")
+    elif readout != "sum" and streams != "replicated":
+        found.append(f"Capability.readout: {readout!r} reads replicated streams; declare streams='replicated' with it")
+    if not isinstance(infers, tuple) or not all(isinstance(n, str) for n in infers):
+        found.append(f"Capability.infers must be a tuple of argument names (e.g. ('d',)), got {infers!r}")
+    else:
+        found += [f"Capability.infers: {n!r} is not an argument a factory may leave to the package; use {INFERABLE} "
+                  "for a stack that takes its width from the hidden" for n in infers if n not in INFERABLE]
+    return found
 
 
 def kept_state_problems(keeps_state) -> list[str]:

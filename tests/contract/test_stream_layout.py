@@ -23,5 +23,5 @@ def test_another_layout_or_none_is_not_run_with_the_reason(streams, said):
 
 def test_a_layout_nobody_knows_is_a_problem_of_the_declaration():
     problems = Capability(("float32",), ("cpu",), ("autograd",), streams="replicate").problems
-    assert problems == ("Capability.streams: 'replicate' is not a stream layout; use one of ('replicated', 'sliced')",)
+    assert problems == ("Capability.streams: 'replicate' is not a stream layout; use one of ('replicated', 'sliced', 'none')",)
     assert Capability(("float32",), ("cpu",), ("autograd",), streams="sliced").problems == ()
