@@ -13,6 +13,7 @@ override.
 from __future__ import annotations
 
 import inspect
+import typing
 from importlib.metadata import entry_points
 from typing import Iterable, Mapping, Sequence
 
@@ -107,18 +108,33 @@ def declaration_problems(subject, known: Mapping[str, Mechanism]) -> list[str]:
         problem = mechanism.factory_problem(impl) if mechanism.factory_problem is not None else None
         if problem:
             found.append(f"mechanism {name!r}: {problem}")
-        optional = _optional_parameters(mechanism.interface)
+        optional = optional_inputs(mechanism.interface)
         for lacked in getattr(subject.capabilities.get(name), "lacks", ()):
             if lacked not in optional:
                 found.append(f"mechanism {name!r}: Capability.lacks names {lacked!r}, which is not an optional "
-                             f"input of its interface (optional: {', '.join(sorted(optional)) or 'none'})")
+                             f"input of its interface (optional inputs, tensors whose default is None: "
+                             f"{', '.join(sorted(optional)) or 'none'}); an option the package cannot take a value "
+                             f"of is refused with NotRun(reason) when that value is given")
     return found
 
 
-def _optional_parameters(interface: type) -> set[str]:
-    """The parameters of the interface's __call__ that have a default (those a gate may leave out)."""
+def optional_inputs(interface: type) -> set[str]:
+    """The optional inputs of an interface's __call__, the only names Capability.lacks may give: tensor
+    arguments whose default is None ("not given", e.g. depth attention's gain). An option with a default
+    (a flag such as learned_gain, a convention, a generator or a device) is not one: a gate passes its
+    value, and a package that cannot take a value refuses it with NotRun."""
+    hints = typing.get_type_hints(interface.__call__)
     return {p.name for p in inspect.signature(interface.__call__).parameters.values()
-            if p.default is not inspect.Parameter.empty}
+            if p.default is None and _is_tensor_or_none(hints.get(p.name))}
+
+
+def _is_tensor_or_none(hint) -> bool:
+    """Whether a type hint is `Tensor | None` (or a Tensor subclass | None)."""
+    import torch  # here: reading the registry needs no torch
+
+    args = typing.get_args(hint)
+    return (type(None) in args and len(args) == 2
+            and all(a is type(None) or (isinstance(a, type) and issubclass(a, torch.Tensor)) for a in args))
 
 
 def undeclared_problem(name: str, known: Mapping[str, Mechanism]) -> str:
