@@ -22,8 +22,8 @@ eps = attnres.eps given and nothing else, against the same fixture: a difference
 score or the default convention (attnres.eq2, attnres.score_conventions); then the call with no eps: a
 difference only there is the default eps alone, attnres.eps, a value the paper never states (tier c). Our
 reference is held to it; another package that chose another default "differs from our choice" (check
---subject), never a finding, and the message names both defaults. A subject that lacks `eps` cannot be
-given ours, so its one call stays attributed to all three.
+--subject), never a finding, and the message names both defaults. (eps is an option, not an optional
+input: no subject lacks it; one that cannot take ours refuses it with NotRun.)
 """
 import pytest
 import torch
@@ -32,7 +32,6 @@ from fidelity.gates.attribution import checking
 from fidelity.gates.compare import Tolerance, assert_close
 from fidelity.gates.declared_defaults import declared_default
 from fidelity.gates.fixture_values import expected, value
-from fidelity.gates.optional_inputs import lacks
 from fidelity.mechanisms.depth_attention import MECHANISM
 from fidelity.mechanisms.docs import as_dict
 from fidelity.spec.values import spec_value
@@ -68,14 +67,11 @@ def test_depth_attention_without_eps_is_the_oracle_at_the_default_eps(subject, d
     but = "" if backward == "default" else f" but backward={backward!r}"
     sources, query = value(FIXTURE, "sources", dtype, device), value(FIXTURE, "query", dtype, device)
     want = expected(FIXTURE, "alpha", dtype, device)
-    default_eps_holds = ["attnres.eps", "attnres.eq2", "attnres.score_conventions"]
-    if not lacks(subject, "depth_attention", "eps"):
-        with checking("attnres.eq2", "attnres.score_conventions"):  # the paper's score, the default convention
-            _, alpha = depth_attention(sources, query, eps=spec_eps, **route)
-            assert_close(alpha, want, TOL, what=f"alpha at eps = {spec_eps!r} (attnres.eps, given) and the default "
-                                                f"convention (no other optional argument{but})")
-        default_eps_holds = ["attnres.eps"]  # the paper's score holds at our eps: what is left is the default eps
-    with checking(*default_eps_holds):
+    with checking("attnres.eq2", "attnres.score_conventions"):  # the paper's score, the default convention
+        _, alpha = depth_attention(sources, query, eps=spec_eps, **route)
+        assert_close(alpha, want, TOL, what=f"alpha at eps = {spec_eps!r} (attnres.eps, given) and the default "
+                                            f"convention (no other optional argument{but})")
+    with checking("attnres.eps"):  # the paper's score holds at our eps: what is left is the default eps
         _, alpha = depth_attention(sources, query, **route)
         assert_close(alpha, want, TOL,
                      what=f"alpha at the default eps and convention (no optional argument{but}); our default eps "

@@ -19,7 +19,7 @@ from fidelity.gates import readings
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close, assert_predictions_separated, separation
 from fidelity.gates.fixture_values import fixture, value
 from fidelity.gates.gradient_reach import assert_gradients_reach
-from fidelity.gates.optional_inputs import optional_input, require_input
+from fidelity.gates.optional_inputs import INPUT_CASES, given_input, optional_input, require_input
 from fidelity.gates.routes import routed
 from fidelity.mechanisms.depth_attention import SCORE_CONVENTIONS
 
@@ -45,6 +45,9 @@ ROUTES_TOL = Tolerance(eps_multiple=32)
 # reading 0.74 under P8).
 FD_STEP = 1e-6
 FD_TOL = Tolerance(eps_multiple=1e8)
+# The gradient gates run twice: with the gain, and without it (the interface's None, a unit gain), so a
+# subject that lacks the gain (Capability lacks=("gain",)) still has its sources' and query's backward held.
+GAIN_IDS = [f"{case}_gain" for case in INPUT_CASES]
 
 
 def _route(subject, backward, *, gradient):
@@ -200,31 +203,34 @@ def test_each_position_has_one_softmax_over_its_sources(subject, device, dtype, 
 # ------------------------------------------------------------------ gradients
 
 
-def _general_case(subject, backward, convention, dtype, device, *, gradient):
-    require_input(subject, MECH, "gain")  # the case holds the gain (attnres.rmsnorm_gain)
+def _general_case(subject, backward, convention, dtype, device, *, gradient, gain_case):
+    """The general case with its gain ("with": attnres.rmsnorm_gain) or without (None, the oracle's
+    unit_gain section); returns (fixture, sources, query, h, alpha, the expected section's path)."""
     fn = _route(subject, backward, gradient=gradient)
     fx = "attnres.general"
     sources = value(fx, "sources", dtype, device).requires_grad_(True)
     query = value(fx, "query", dtype, device).requires_grad_(True)
-    gain = value(fx, "gain", dtype, device)
+    gain = given_input(subject, MECH, "gain", value(fx, "gain", dtype, device), gain_case)
     h, alpha = fn(sources, query, convention=convention, eps=_eps(fx), gain=gain)
-    return fx, sources, query, h, alpha
+    return fx, sources, query, h, alpha, (convention,) if gain is not None else ("unit_gain", convention)
 
 
 @pytest.mark.gate(equations=["attnres.eq1", "attnres.eq2", "attnres.eq3", "attnres.eq4", "attnres.phi",
                              "attnres.score_conventions", "attnres.rmsnorm_gain", "attnres.table5.fn2"],
                   mechanism=MECH)
+@pytest.mark.parametrize("gain_case", INPUT_CASES, ids=GAIN_IDS)
 @pytest.mark.parametrize("convention", SCORE_CONVENTIONS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("backward", ROUTES)
-def test_general_case_outputs_match_the_closed_form(subject, device, dtype, backward, convention):
-    """d = 3, L = 4, q = [1/2, -1, 1/4], gain g = [1, 2, 1/2], eps = 1e-6: alpha and h against the
-    oracle, for every convention and both routes (the forward of the case whose gradients
+def test_general_case_outputs_match_the_closed_form(subject, device, dtype, backward, convention, gain_case):
+    """d = 3, L = 4, q = [1/2, -1, 1/4], gain g = [1, 2, 1/2] (or no gain: g = 1), eps = 1e-6: alpha and h
+    against the oracle, for every convention and both routes (the forward of the case whose gradients
     test_general_case_gradients_match_the_oracle holds: a forward that fails hides no gradient finding).
     """
-    fx, _, _, h, alpha = _general_case(subject, backward, convention, dtype, device, gradient=False)
-    want_alpha = _expected(fx, convention, "alpha", dtype=dtype, device=device)
-    want_h = _expected(fx, convention, "h", dtype=dtype, device=device)
+    fx, _, _, h, alpha, case = _general_case(subject, backward, convention, dtype, device, gradient=False,
+                                             gain_case=gain_case)
+    want_alpha = _expected(fx, *case, "alpha", dtype=dtype, device=device)
+    want_h = _expected(fx, *case, "h", dtype=dtype, device=device)
     _close(alpha, want_alpha, FORWARD_TOL, what=f"alpha ({convention})", name="alpha")
     _close(h, want_h, _scaled(FORWARD_TOL, want_h), what=f"h ({convention})", name="h")
 
@@ -232,19 +238,22 @@ def test_general_case_outputs_match_the_closed_form(subject, device, dtype, back
 @pytest.mark.gate(equations=["attnres.eq1", "attnres.eq2", "attnres.eq3", "attnres.eq4", "attnres.phi",
                              "attnres.score_conventions", "attnres.rmsnorm_gain", "attnres.table5.fn2"],
                   mechanism=MECH, gate_class="gradients_from_oracle")
+@pytest.mark.parametrize("gain_case", INPUT_CASES, ids=GAIN_IDS)
 @pytest.mark.parametrize("convention", SCORE_CONVENTIONS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("backward", ROUTES)
-def test_general_case_gradients_match_the_oracle(subject, device, dtype, backward, convention):
+def test_general_case_gradients_match_the_oracle(subject, device, dtype, backward, convention, gain_case):
     """The general case with loss = c . h: dloss/dv and dloss/dq through the subject's backward against
     the oracle's closed-form derivatives (fidelity.oracles.depth_attention.gradients, mpmath at 60 digits,
     checked against differences of the exact forward in tests/oracles), for every convention and both
-    routes. dloss/dv carries the norm's factor m (1/d under the paper's mean norm, 1 under L2), so a
+    routes, with the gain and without it (g = 1: a subject that lacks the gain is held here too).
+    dloss/dv carries the norm's factor m (1/d under the paper's mean norm, 1 under L2), so a
     backward that drops it is red under "paper" only.
     """
-    fx, sources, query, h, _ = _general_case(subject, backward, convention, dtype, device, gradient=True)
+    fx, sources, query, h, _, case = _general_case(subject, backward, convention, dtype, device, gradient=True,
+                                                   gain_case=gain_case)
     c = value(fx, "loss_weights", dtype, device)
-    want = {k: _expected(fx, convention, k, dtype=dtype, device=device) for k in ("dloss_dsource", "dloss_dquery")}
+    want = {k: _expected(fx, *case, k, dtype=dtype, device=device) for k in ("dloss_dsource", "dloss_dquery")}
     dsources, dquery = torch.autograd.grad((h * c).sum(), (sources, query))
     _close(dsources, want["dloss_dsource"], _scaled(GRADIENT_TOL, want["dloss_dsource"]),
            what=f"dloss/dv via the {backward} backward ({convention})", name="dloss_dv")
@@ -278,7 +287,7 @@ def test_manual_backward_equals_autograd_of_the_same_forward(subject, device, dt
 
 
 def _flat_outputs(fn, convention):
-    def f(sources, query, gain):
+    def f(sources, query, gain=None):
         h, alpha = fn(sources, query, convention=convention, eps=1e-6, gain=gain)
         return torch.cat([h.reshape(-1), alpha.reshape(-1)])
     return f
@@ -304,17 +313,19 @@ def _central_difference_jacobian(f, inputs, step):
 
 @pytest.mark.gate(equations=["attnres.phi", "attnres.eq2", "attnres.eq4", "attnres.score_conventions",
                              "attnres.rmsnorm_gain"], mechanism=MECH, gate_class="gradients_finite_differences")
+@pytest.mark.parametrize("gain_case", INPUT_CASES, ids=GAIN_IDS)
 @pytest.mark.parametrize("convention", SCORE_CONVENTIONS)
 @pytest.mark.parametrize("backward", ROUTES)
-def test_gradients_pass_gradcheck_in_float64_for_every_convention(subject, device, backward, convention):
-    """float64, random non-constant inputs (sources [3, 2, 4], query, gain): the Jacobian of
-    (h, alpha) through the chosen backward against central differences (the reading, relative
-    to the Jacobian's scale), then torch.autograd.gradcheck's own verdict (fast mode) on the same inputs.
+def test_gradients_pass_gradcheck_in_float64_for_every_convention(subject, device, backward, convention, gain_case):
+    """float64, random non-constant inputs (sources [3, 2, 4], query, and the gain in the with_gain
+    instance, differentiated too; none in the without_gain one): the Jacobian of (h, alpha) through the
+    chosen backward against central differences (the reading, relative to the Jacobian's scale), then
+    torch.autograd.gradcheck's own verdict (fast mode) on the same inputs.
     """
-    require_input(subject, MECH, "gain")  # the gain is one of the inputs differentiated
     fn = _route(subject, backward, gradient=True)
     case = _random_case(torch.float64, device)
-    inputs = [case[k] for k in ("sources", "query", "gain")]
+    gain = given_input(subject, MECH, "gain", case["gain"], gain_case)
+    inputs = [case["sources"], case["query"]] + ([gain] if gain is not None else [])
     f = _flat_outputs(fn, convention)
     analytic = torch.cat([j.reshape(j.shape[0], -1) for j in
                           torch.autograd.functional.jacobian(f, tuple(x.clone() for x in inputs))], dim=1)
@@ -332,19 +343,21 @@ def test_gradients_pass_gradcheck_in_float64_for_every_convention(subject, devic
 
 @pytest.mark.gate(equations=["attnres.eq2", "attnres.eq4", "attnres.rmsnorm_gain", "attnres.phi"], mechanism=MECH,
                   gate_class="gradient_reach")
+@pytest.mark.parametrize("gain_case", INPUT_CASES, ids=GAIN_IDS)
 @pytest.mark.parametrize("convention", SCORE_CONVENTIONS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("backward", ROUTES)
-def test_sources_query_and_gain_all_receive_a_gradient(subject, device, dtype, backward, convention):
+def test_sources_query_and_gain_all_receive_a_gradient(subject, device, dtype, backward, convention, gain_case):
     """Random non-constant sources [3, 2, 4], query and gain (none of them zero, so no gradient is
-    legitimately zero): one backward of a seeded cotangent on h and alpha reaches each of the three
-    with a non-zero gradient (a detached gain, query or key path reads exactly zero). Reading: the
-    number of the three that get none.
+    legitimately zero): one backward of a seeded cotangent on h and alpha reaches each input with a
+    non-zero gradient (a detached gain, query or key path reads exactly zero): all three in the with_gain
+    instance, sources and query in the without_gain one (gain None). Reading: the number that get none.
     """
-    require_input(subject, MECH, "gain")  # the gain is one of the three it must reach
     fn = _route(subject, backward, gradient=True)
     case = _random_case(dtype, device)
-    leaves = {k: case[k].clone().requires_grad_(True) for k in ("sources", "query", "gain")}
+    names = ("sources", "query") + (("gain",) if given_input(subject, MECH, "gain", True, gain_case) else ())
+    leaves = {k: case[k].clone().requires_grad_(True) for k in names}
     assert_gradients_reach(lambda: fn(leaves["sources"], leaves["query"], convention=convention, eps=1e-6,
-                                      gain=leaves["gain"]),
-                           leaves, what=f"depth attention's inputs via the {backward} backward ({convention})")
+                                      gain=leaves.get("gain")),
+                           leaves, what=f"depth attention's inputs via the {backward} backward ({convention}, "
+                                        f"{gain_case} gain)")

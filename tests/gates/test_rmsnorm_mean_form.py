@@ -9,7 +9,9 @@ depth attention. Two gates, because there are two norms to hold:
    RMSNorm(x)_j and s_1 = 0 exactly, so RMSNorm(x)_j = ln(alpha_0 / alpha_1). It runs on
    any subject through `subject.get("depth_attention")`, including kernels that never
    call a separate norm (our torch reference inlines it in the score, it does not call
-   fidelity.impl.torch.rmsnorm).
+   fidelity.impl.torch.rmsnorm). A subject without a gain (Capability lacks=("gain",)) is called
+   without one, and its unit-gain reading x_j / sqrt(mean(x^2) + eps) is multiplied by g_j (1, 1/2,
+   2 or -1: exact) before the comparison with the oracle's y: the mean form and eps are held all the same.
 2. `test_reference_rms_norm_module_is_the_mean_form` (the torch subject only): the
    module fidelity.impl.torch.rmsnorm itself (`rms_norm`, `RMSNorm`), which mHC and the
    loop model use; it is the torch subject's own code, so other subjects skip it.
@@ -29,6 +31,7 @@ import torch
 from fidelity.gates import readings
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close, separation
 from fidelity.gates.fixture_values import expected, fixture, value
+from fidelity.gates.optional_inputs import optional_input
 from fidelity.gates.routes import routed
 
 DTYPES = [torch.float32, torch.float64]
@@ -69,17 +72,22 @@ def test_key_rmsnorm_read_through_depth_attention_scores(subject, device, dtype,
     """
     fn = routed(subject, "depth_attention", backward, gradient=False)
     x, eps, gain = _case(fx, dtype, device)
+    given = optional_input(subject, "depth_attention", "gain", gain)
     d = x.shape[-1]
     eye = torch.eye(d, dtype=dtype, device=device)
     y = []
     for j in range(d):
         sources = torch.stack([x, eye[(j + 1) % d]])  # s_1 = q . (g e_k) * inv = g_j * 0 = 0
-        _, alpha = fn(sources, eye[j], convention="paper", eps=eps, gain=gain)
+        _, alpha = fn(sources, eye[j], convention="paper", eps=eps, gain=given)
         a = alpha.detach().to(torch.float64)
         y.append(torch.log(a[0]) - torch.log(a[1]))
+    read = torch.stack(y)
+    if given is None and gain is not None:  # no gain given: the unit-gain norm, times g (powers of 2, exact)
+        read = read * gain.detach().to(torch.float64)
     _assert_prediction_separated(fx, SCORES_TOL, dtype)
-    assert_close(torch.stack(y), expected(fx, "y", dtype, device), SCORES_TOL, dtype=dtype,
-                 what=f"{fx}: RMSNorm(x) read from the paper scores, ln(alpha_0 / alpha_1) per channel")
+    assert_close(read, expected(fx, "y", dtype, device), SCORES_TOL, dtype=dtype,
+                 what=f"{fx}: RMSNorm(x) read from the paper scores, ln(alpha_0 / alpha_1) per channel"
+                      + (" (no gain given: times g)" if given is None and gain is not None else ""))
 
 
 @pytest.mark.gate(equations=["rmsnorm.mean_form", "rmsnorm.gain"], mechanism="depth_attention",
