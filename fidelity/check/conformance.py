@@ -21,12 +21,14 @@ from __future__ import annotations
 import re
 
 from fidelity import project
-from fidelity.check import gates_stage, subject_gate_files
+from fidelity.check import gates_stage, instance_view, subject_gate_files
 from fidelity.spec import choices
 from fidelity.subjects import registry
 
 CHOICE = "differs from our choice"
 VERDICTS = ("passed", "finding", "error", CHOICE, "not run")
+LACKED_REASON = ("the subject ran no instance that exercises this alone (it refused every one): no path of its own, so "
+                 "gates that hold it beside other equations neither pass it nor find against it")
 SHOWN_PER_EQUATION = 5  # findings or errors printed per equation; the rest are in --json
 
 
@@ -53,21 +55,33 @@ def _finding_entry(g: dict, f: dict) -> dict:
             "full_message": f.get("message") or "", "exc_type": f.get("exc_type")}
 
 
+def paths_not_run(gate_rows: list[dict], subject: str) -> frozenset[str]:
+    """Equations `subject` has no path for: some instance exercises the equation alone (its parameter's
+    gate_checks, or a gate holding only it) and the subject ran none of them (it refused every one, e.g. a
+    layout it does not have). A failure of an instance that holds several equations is no finding about these."""
+    ran: dict[str, bool] = {}
+    for g in gate_rows:
+        for equation, did in (g["subjects"].get(subject, {}).get("ran_alone") or {}).items():
+            ran[equation] = ran.get(equation, False) or did
+    return frozenset(e for e, did in ran.items() if not did)
+
+
 def equation_verdicts(cat, gate_rows: list[dict], subject: str, *, own: bool = False) -> list[dict]:
     """Per equation the verdict of `subject` (module docstring). `own`: the subject is one of the project's
     own, held to our choices (a failure attributed only to tier-c items stays a finding)."""
     rows = []
+    lacked = paths_not_run(gate_rows, subject)
     for eq in cat.equations.values():
         gates = [g for g in gate_rows if eq.id in g["equations"] and subject in g["subjects"]]
         if not gates:
             continue
         per = [(g, g["subjects"][subject]) for g in gates]
-        failed = [(g, f) for g, s in per if s["status"] == "failed" for f in g["failed"] if eq.id in checked(f, g)]
+        failed = [(g, f) for g, s in per if s["status"] == "failed" for f in g["failed"] if eq.id in checked(f, g, lacked)]
         findings, differs = [], []
         for g, f in failed:
             if _outcome(f) != "finding":
                 continue
-            ours = [] if own else choices.our_choices(cat, checked(f, g))
+            ours = [] if own else choices.our_choices(cat, checked(f, g, lacked))
             if ours:
                 differs.append({**_finding_entry(g, f), "choices": [choices.describe(i) for i in ours]})
             else:
@@ -77,11 +91,13 @@ def equation_verdicts(cat, gate_rows: list[dict], subject: str, *, own: bool = F
                    "message": f.get("message") or "", "phase": f.get("phase"), "raised_in": f.get("raised_in"),
                    **({"hint": f["hint"]} if f.get("hint") else {})}
                   for g, f in failed if _outcome(f) == "error"]
-        passed = sum(s["passed"] for _, s in per)
+        # a path the subject lacks is not passed by gates that hold it beside others
+        passed = 0 if eq.id in lacked else sum(s["passed"] for _, s in per)
         not_run = sum(s["not_run"] for _, s in per)
         verdict = ("finding" if findings else "error" if errors else CHOICE if differs
                    else "passed" if passed else "not run")
-        reasons = sorted({_reason(r) for _, s in per for r in s["not_run_reasons"]})
+        reasons = sorted({_reason(r) for _, s in per for r in s["not_run_reasons"]}
+                         | ({LACKED_REASON} if eq.id in lacked else set()))
         rows.append({"equation": eq.id, "paper": eq.paper, "verdict": verdict,
                      "gates": {g["gate"]: s["status"] for g, s in per}, "findings": findings, "errors": errors,
                      "differs_from_our_choice": differs,
@@ -96,9 +112,11 @@ def _label(entry: dict) -> str:
     return f"[{entry['gate_class']}] " if entry.get("gate_class") else ""
 
 
-def checked(failed: dict, gate: dict) -> list[str]:
-    """The equations a failed instance is attributed to: those its parameter names (gate_checks), else its gate's."""
-    return failed.get("checks") or gate["equations"]
+def checked(failed: dict, gate: dict, lacked: frozenset[str] = frozenset()) -> list[str]:
+    """The equations a failed instance is attributed to: those its failing assertion or parameter names (checks),
+    else its gate's; less the equations the subject has no path for (paths_not_run), unless none would remain."""
+    named = failed.get("checks") or gate["equations"]
+    return [e for e in named if e not in lacked] or named
 
 
 def _finding_lines(f: dict) -> list[str]:
@@ -177,9 +195,11 @@ def run(cat, args, say) -> dict:
                 "equations": [], "gates": []}
     say(f"subject   {subject.name} ({ref}): {subject.description}")
     say("gates     running the gate suite on this subject alone ...")
-    data = gates_stage.run_gate_suite(env={registry.EXTRA_ENV: ref, registry.ONLY_ENV: subject.name},
-                                      jobs=getattr(args, "jobs", None),
-                                      files=subject_gate_files.files_for(project.current().gates, subject.mechanisms))
+    with instance_view.InstanceRecording() as recording:  # each instance's inputs and calls, for --json
+        data = gates_stage.run_gate_suite(env={registry.EXTRA_ENV: ref, registry.ONLY_ENV: subject.name, **recording.env},
+                                          extra_args=recording.args, jobs=getattr(args, "jobs", None),
+                                          files=subject_gate_files.files_for(project.current().gates, subject.mechanisms))
+        instances = recording.instances(data["items"], cat, subject.name, own=own)
     if data["returncode"] not in (0, 1):
         raise RuntimeError(f"the gate run did not complete (pytest exit {data['returncode']}):\n{data['output_tail'][-1500:]}")
     rows = gates_stage.summarise(data["items"])
@@ -197,7 +217,7 @@ def run(cat, args, say) -> dict:
         "(an instance holding several equations counted once)"
         + ("" if args.strict or not red else " (findings and errors do not fail this run; use --strict)"))
     return {"ok": not (args.strict and red), "subject": subject.name, "reference": ref, "held_to_our_choices": own,
-            "equations": verdicts, "failing_instances": failing, "gates": rows}
+            "equations": verdicts, "failing_instances": failing, "gates": rows, "instances": instances}
 
 
 def _instances(n: int) -> str:

@@ -227,6 +227,13 @@ def failure(it: dict) -> dict:
     return entry
 
 
+def _exercised_alone(item: dict) -> str | None:
+    """The one equation an instance exercises alone (its parameter's gate_checks, or its gate's only
+    equation), or None where it exercises several."""
+    own = item.get("checks") or item.get("equations") or []
+    return own[0] if len(own) == 1 else None
+
+
 def summarise(items: list[dict]) -> list[dict]:
     """One row per gate: status, equations, and status per subject.
 
@@ -243,7 +250,10 @@ def summarise(items: list[dict]) -> list[dict]:
         g["instances"] += 1
         subject = it.get("subject") or "(no subject)"
         sub = g["subjects"].setdefault(subject, {"passed": 0, "failed": 0, "findings": 0, "errors": 0,
-                                                 "not_run": 0, "reasons": set()})
+                                                 "not_run": 0, "reasons": set(), "ran_alone": {}})
+        alone = _exercised_alone(it)
+        if alone:  # whether the subject ran any instance that exercises this equation alone
+            sub["ran_alone"][alone] = sub["ran_alone"].get(alone, False) or it["outcome"] != "skipped"
         if it["outcome"] == "passed":
             sub["passed"] += 1
         elif it["outcome"] == "skipped":
@@ -262,7 +272,8 @@ def summarise(items: list[dict]) -> list[dict]:
             status = "failed" if s["failed"] else "passed" if s["passed"] else "not run"
             subjects[name] = {"status": status, "passed": s["passed"], "failed": s["failed"],
                               "findings": s["findings"], "errors": s["errors"],
-                              "not_run": s["not_run"], "not_run_reasons": sorted(s["reasons"])}
+                              "not_run": s["not_run"], "not_run_reasons": sorted(s["reasons"]),
+                              "ran_alone": dict(sorted(s["ran_alone"].items()))}
         status = "failed" if g["failed"] else "passed" if any(s["passed"] for s in g["subjects"].values()) else "not run"
         rows.append({"gate": g["gate"], "status": status, "equations": sorted(g["equations"]),
                      "mechanism": g["mechanism"], "gate_class": g["gate_class"],

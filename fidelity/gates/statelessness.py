@@ -36,6 +36,7 @@ B's, if so); it must be 0.
 """
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import importlib
 import warnings
@@ -44,6 +45,7 @@ from typing import Callable, Iterable, Mapping, TypeVar
 import torch
 
 from fidelity.gates import readings
+from fidelity.gates.attribution import checking
 from fidelity.gates.compare import assert_bound
 from fidelity.gates.state_snapshot import ABSENT, Fingerprint, describe, snapshot
 
@@ -71,7 +73,7 @@ def assert_stateless(call: Callable[[], object], other: Callable[[], object], *,
                      modules: Mapping[str, torch.nn.Module] | Iterable[torch.nn.Module] = (),
                      implementation: Iterable[str] = (), objects: Mapping[str, object] = (),
                      fresh_other: Callable[[], object] | None = None,
-                     kept: Iterable[tuple[str, str]] = ()) -> int:
+                     kept: Iterable[tuple[str, str]] = (), cause: Iterable[str] = ()) -> int:
     """S0, then B', A, B, A again, each followed by a snapshot (see the module docstring): 0 differences, or a
     GateFailure naming each.
 
@@ -79,7 +81,9 @@ def assert_stateless(call: Callable[[], object], other: Callable[[], object], *,
     object (or, for a function, the function itself); `modules` the torch.nn.Modules they hold and
     `objects` any other object they call (a function subject's callable), by name; `implementation` the
     importable names of the implementation's modules (a subject's `modules[mechanism]`); `kept` the
-    subject's declared kept state (declared_kept_state). Floating tensors in the results are compared,
+    subject's declared kept state (declared_kept_state); `cause` the spec items a difference is attributed to
+    (the paper's state item, e.g. "mhc.stateless": state kept between calls breaks every equation at once, and
+    its finding belongs under its cause, not under each equation). Floating tensors in the results are compared,
     named by their place in the result (a dict's keys, a tuple's positions)."""
     modules = modules if isinstance(modules, Mapping) else tuple(modules)
     roots = dict(modules=modules, implementation=imported(implementation), objects=dict(objects))
@@ -104,7 +108,7 @@ def assert_stateless(call: Callable[[], object], other: Callable[[], object], *,
     changed = state_changes(*states)
     told = told_about(tuple(kept), changed)
     found += [f"state {path}: {' -> '.join(values)}" for path, values in changed.items() if path not in told["covered"]]
-    return _judged(found, told, what)
+    return _judged(found, told, what, tuple(cause))
 
 
 def built_twice(build: Callable[[], T], seed: int = 20261219) -> tuple[T, T]:
@@ -130,13 +134,14 @@ def imported(implementation: Iterable[str]) -> tuple[str, ...]:
     return names
 
 
-def _judged(found: list[str], told: dict, what: str) -> int:
+def _judged(found: list[str], told: dict, what: str, cause: tuple[str, ...]) -> int:
     readings.record(len(told["covered"]), TOLD_READING)
     listed = "; ".join(found[:LISTED]) + (f"; and {len(found) - LISTED} more" if len(found) > LISTED else "")
     said = f" [{told['text']}]" if told["text"] else ""
-    reading = assert_bound(len(found), at_most=0, reading_name="reading",
-                           what=f"{what}: A, B (other inputs), A again on one object: "
-                                f"{len(found)} difference(s){': ' + listed if found else ''}{said}")
+    with checking(*cause) if cause else contextlib.nullcontext():
+        reading = assert_bound(len(found), at_most=0, reading_name="reading",
+                               what=f"{what}: A, B (other inputs), A again on one object: "
+                                    f"{len(found)} difference(s){': ' + listed if found else ''}{said}")
     if told["text"]:
         warnings.warn(KeptStateNote(f"{what}: {told['text']}"), stacklevel=3)
     return reading

@@ -314,31 +314,37 @@ def _strip_skip(reason: str) -> str:
     return re.sub(r"^(Skipped:\s*)?(not run:\s*)?", "", reason) or reason
 
 
-def _only_our_choices(cat, row: dict, equation: str) -> bool:
-    """Whether every failure of a third-party gate row that is attributed to `equation` differs only from our
-    choices (fidelity.spec.choices)."""
+def _failures_under(row: dict, equation: str, lacked: frozenset[str]) -> list[dict]:
+    """A third-party gate row's failures attributed to `equation` (fidelity.check.conformance.checked)."""
     from fidelity.check.conformance import checked
 
-    failed = [f for f in row.get("failed") or [] if equation in checked(f, row)]
-    return bool(failed) and all(choices.our_choices(cat, checked(f, row)) for f in failed)
+    return [f for f in row.get("failed") or [] if equation in checked(f, row, lacked)]
 
 
-def _third_party_cell(cat, equation: str, covering: list[dict], name: str) -> dict:
-    """One third-party subject's cell: its gate rows (from its own run) that cover the equation. A cell
-    whose failed gates all failed only where they compare our tier-c choices says so, never 'finding'."""
+def _third_party_cell(cat, equation: str, covering: list[dict], name: str, lacked: frozenset[str]) -> dict:
+    """One third-party subject's cell: its gate rows (from its own run) that cover the equation. A row counts as
+    failed here only where a failure is attributed to this equation (a finding about another equation of the same
+    gate, or one on a path the subject lacks, is not this one's); a cell whose failures all differ only from our
+    tier-c choices says so, never 'finding'."""
+    from fidelity.check.conformance import checked
+
     if not covering:
         return {"status": NOT_PROVIDED, "passed": 0, "failed": 0, "not_run": 0, "reasons": []}
     runs = [(r, r["subjects"][name]) for r in covering if name in r.get("subjects", {})]
-    passed = sum(1 for _, r in runs if r["status"] == "passed")
-    failed = sum(1 for _, r in runs if r["status"] == "failed")
+    failing = [(row, _failures_under(row, equation, lacked)) for row, r in runs if r["status"] == "failed"]
+    failing = [(row, fs) for row, fs in failing if fs]
+    failed = len(failing)
+    passed = sum(1 for row, r in runs if r["passed"] and not any(row is f for f, _ in failing))
     reasons = sorted({_strip_skip(x) for _, run in runs for x in run.get("not_run_reasons", [])})
-    ours = failed and all(_only_our_choices(cat, row, equation) for row, r in runs if r["status"] == "failed")
+    ours = failed and all(choices.our_choices(cat, checked(f, row, lacked)) for row, fs in failing for f in fs)
     status = CHOICE if ours else FINDING if failed else "passed" if passed else "not run"
     return {"status": status, "passed": passed, "failed": failed, "not_run": len(covering) - passed - failed,
             "reasons": reasons}
 
 
 def _subject_matrix(cat, paper: str, gates: dict[str, dict], gate_run: dict | None, note: str) -> dict:
+    from fidelity.check.conformance import paths_not_run
+
     if gate_run is None:
         return {"note": note, "subjects": [], "rows": []}
     names = {s["name"] for s in gate_run.get("subjects", [])}
@@ -349,6 +355,7 @@ def _subject_matrix(cat, paper: str, gates: dict[str, dict], gate_run: dict | No
     unavailable = {s["name"]: s.get("reason") for s in gate_run.get("subjects", []) if not s.get("available", True)}
     third = ({t["name"]: t.get("gates", []) for t in gate_run["third_party"]}
              if "third_party" in gate_run else None)
+    lacked = {n: paths_not_run(tg, n) for n, tg in (third or {}).items()}
     rows = []
     for eq in cat.equations_of(paper):
         covering = [g for g in gates.values() if eq.id in g["equations"] and g["run"]]
@@ -373,7 +380,8 @@ def _subject_matrix(cat, paper: str, gates: dict[str, dict], gate_run: dict | No
         row = {"equation": eq.id, "status": eq.data["status"], "gates": [g["gate"] for g in covering],
                "cells": cells}
         if third is not None:
-            row["third_party"] = {n: _third_party_cell(cat, eq.id, c, n) for n, c in sorted(third_covering.items())}
+            row["third_party"] = {n: _third_party_cell(cat, eq.id, c, n, lacked[n])
+                                  for n, c in sorted(third_covering.items())}
         rows.append(row)
     matrix = {"note": note, "subjects": subjects, "rows": rows}
     if third is not None:

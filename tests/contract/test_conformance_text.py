@@ -50,3 +50,44 @@ def test_a_finding_whose_instance_names_its_equations_is_listed_under_those_alon
     verdicts = {v["equation"]: v for v in equation_verdicts(_Catalogue("p.init", "p.gain"), [gate], "pkg")}
     assert [f["nodeid"] for f in verdicts["p.init"]["findings"]] == ["g[queries]", "g[other]"]
     assert [f["nodeid"] for f in verdicts["p.gain"]["findings"]] == ["g[other]"]  # no checks: every equation of its gate
+
+
+def _row(gate: str, equations: list[str], *, failed=(), ran_alone=None, passed=0, not_run=0) -> dict:
+    status = "failed" if failed else "passed" if passed else "not run"
+    return {"gate": gate, "equations": equations, "gate_class": None, "failed": list(failed),
+            "subjects": {"pkg": {"status": status, "passed": passed, "not_run": not_run, "not_run_reasons": [],
+                                 "ran_alone": ran_alone or {}}}}
+
+
+def test_a_finding_is_not_listed_under_a_path_every_instance_of_which_the_subject_refused():
+    """The subject refused every instance that exercises p.sliced alone: a width-0 acceptance found by a gate
+    holding p.eq3 and p.sliced is a finding under p.eq3, not under a layout the package does not have."""
+    from fidelity.check.conformance import equation_verdicts, paths_not_run
+
+    width = _row("contract", ["p.eq3", "p.sliced"],
+                 failed=[{"nodeid": "contract[width_0]", "message": "built", "outcome": "finding", "checks": []}],
+                 passed=3)
+    sliced_alone = _row("sliced_only", ["p.sliced"], ran_alone={"p.sliced": False}, not_run=2)
+    assert paths_not_run([width, sliced_alone], "pkg") == {"p.sliced"}
+    verdicts = {v["equation"]: v for v in equation_verdicts(_Catalogue("p.eq3", "p.sliced"), [width, sliced_alone],
+                                                            "pkg")}
+    assert [f["nodeid"] for f in verdicts["p.eq3"]["findings"]] == ["contract[width_0]"]
+    assert verdicts["p.sliced"]["findings"] == [] and verdicts["p.sliced"]["verdict"] == "not run"
+
+
+def test_a_path_the_subject_ran_alone_once_keeps_its_findings():
+    from fidelity.check.conformance import equation_verdicts
+
+    width = _row("contract", ["p.eq3", "p.sliced"],
+                 failed=[{"nodeid": "contract[width_0]", "message": "built", "outcome": "finding", "checks": []}])
+    sliced_alone = _row("sliced_only", ["p.sliced"], ran_alone={"p.sliced": True}, passed=1)
+    verdicts = {v["equation"]: v for v in equation_verdicts(_Catalogue("p.eq3", "p.sliced"), [width, sliced_alone],
+                                                            "pkg")}
+    assert [f["nodeid"] for f in verdicts["p.sliced"]["findings"]] == ["contract[width_0]"]
+
+
+def test_a_finding_on_paths_all_lacked_stays_under_every_equation_of_its_gate():
+    """Never lose a finding: where every equation of its attribution is lacked, it stays under all of them."""
+    from fidelity.check.conformance import checked
+
+    assert checked({"checks": []}, {"equations": ["p.a", "p.b"]}, frozenset({"p.a", "p.b"})) == ["p.a", "p.b"]

@@ -30,6 +30,7 @@ from fidelity.gates.routes import require_gradient, routed
 from fidelity.gates.statelessness import assert_stateless, built_twice, declared_kept_state
 from fidelity.mechanisms.depth_attention import SCORE_CONVENTIONS
 
+STATE = "attnres.stateless"  # a difference is state kept between calls: listed under its cause
 ROUTES = ["autograd", "manual"]
 MODES = ["direct", "two_phase"]
 DTYPES = [pytest.param(torch.float32, id="f32"), pytest.param(torch.float64, id="f64")]
@@ -46,7 +47,7 @@ def _seeded(*shape, g):
     return torch.randn(*shape, generator=g, dtype=torch.float64)
 
 
-@pytest.mark.gate(equations=["attnres.eq2", "attnres.eq4"], mechanism="depth_attention", gate_class="stateless")
+@pytest.mark.gate(equations=["attnres.eq2", "attnres.eq4", STATE], mechanism="depth_attention", gate_class="stateless")
 @pytest.mark.parametrize("with_backward", WITH_BACKWARD)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("backward", ROUTES)
@@ -77,7 +78,7 @@ def test_depth_attention_gives_the_same_bits_on_every_call(subject, device, back
     assert_stateless(call_on(SEED_A), other, fresh_other=other, objects={"depth_attention": fn},
                      implementation=subject.modules.get("depth_attention", ()),
                      kept=declared_kept_state(subject, "depth_attention"),
-                     what=f"depth attention ({backward}, {str(dtype)[6:]}, "
+                     cause=[STATE], what=f"depth attention ({backward}, {str(dtype)[6:]}, "
                           f"{'with' if with_backward else 'without'} a backward)")
 
 
@@ -102,7 +103,7 @@ def _seeded_module(subject, mode: str, d: int, dtype, device):
     return module
 
 
-@pytest.mark.gate(equations=["attnres.eq5", "attnres.eq6", "attnres.alg1"], mechanism="block_attnres",
+@pytest.mark.gate(equations=["attnres.eq5", "attnres.eq6", "attnres.alg1", STATE], mechanism="block_attnres",
                   gate_class="stateless")
 @pytest.mark.parametrize("with_backward", WITH_BACKWARD)
 @pytest.mark.parametrize("mode", MODES)
@@ -136,5 +137,5 @@ def test_one_block_module_reused_gives_the_same_bits_on_every_call(subject, devi
     assert_stateless(call_on(SEED_A), call_on(SEED_B), fresh_other=call_on(SEED_B, fresh), modules={"module": module},
                      implementation=subject.modules.get("block_attnres", ()),
                      kept=declared_kept_state(subject, "block_attnres"),
-                     what=f"one Block AttnRes module reused ({mode}, "
+                     cause=[STATE], what=f"one Block AttnRes module reused ({mode}, "
                           f"{'with' if with_backward else 'without'} a backward)")

@@ -18,12 +18,13 @@ import torch
 from fidelity.gates.statelessness import assert_stateless, built_twice, declared_kept_state
 from hc_module_point import MECH, module_at_fixture
 
+STATE = "hc.stateless"  # a difference is state kept between calls: listed under its cause
 CASES = {"dynamic": "hc.module_dynamic", "static": "hc.module_static"}
 DTYPES = [torch.float32, torch.float64]
 DTYPE_IDS = ["f32", "f64"]
 
 
-@pytest.mark.gate(equations=["hc.eq2", "hc.eq5", "hc.eq9", "hc.eq10", "hc.eq11", "hc.eq12", "hc.eq13", "hc.alg2"],
+@pytest.mark.gate(equations=["hc.eq2", "hc.eq5", "hc.eq9", "hc.eq10", "hc.eq11", "hc.eq12", "hc.eq13", "hc.alg2", STATE],
                   mechanism=MECH, gate_class="stateless")
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("mode", list(CASES))
@@ -35,4 +36,4 @@ def test_one_module_reused_gives_the_same_bits_on_every_call(subject, device, mo
     assert_stateless(lambda: module(H, body), lambda: module(H_b, body), fresh_other=lambda: fresh(H_b, body),
                      modules={"module": module}, implementation=subject.modules.get(MECH, ()),
                      kept=declared_kept_state(subject, MECH),
-                     what=f"{mode} HC module, {dtype}, the fixture's H and body")
+                     cause=[STATE], what=f"{mode} HC module, {dtype}, the fixture's H and body")

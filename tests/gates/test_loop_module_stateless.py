@@ -26,7 +26,8 @@ from loop_model_point import GRAPHS, MECH, build, tokens
 ARMS = ("rezero", "attnres", "mhc", "hc")
 NON_DEFAULT = dict(activation="gelu", score_convention="l2", mhc_layout="paper", mhc_streams=4, hc_streams=3,
                    attnres_eps=1e-3, sinkhorn_t_max=5, mhc_dynamic_init_std=0.1)
-EQUATIONS = ["attnres.placement_loop", "mhc.eq3", "hc.eq5"]
+STATES = ("attnres.stateless", "mhc.stateless", "hc.stateless")  # the loop model runs all three papers' connections
+EQUATIONS = ["attnres.placement_loop", "mhc.eq3", "hc.eq5", *STATES]
 
 
 @pytest.mark.gate(equations=EQUATIONS, mechanism=MECH, gate_class="stateless")
@@ -37,7 +38,8 @@ def test_one_model_called_after_other_tokens_gives_the_same_logits(subject, devi
     toks, other = tokens(device), tokens(device, seed=43)
     assert_stateless(lambda: tuple(model(toks)), lambda: tuple(model(other)), fresh_other=lambda: tuple(fresh(other)),
                      modules={"model": model}, implementation=subject.modules.get(MECH, ()),
-                     kept=declared_kept_state(subject, MECH), what=f"{graph} graph of the loop model, one object")
+                     kept=declared_kept_state(subject, MECH), cause=STATES,
+                     what=f"{graph} graph of the loop model, one object")
 
 
 @pytest.mark.gate(equations=EQUATIONS, mechanism=MECH, gate_class="stateless")
@@ -55,4 +57,4 @@ def test_set_arm_there_and_back_gives_the_same_bits(subject, device, a, b):
 
     assert_stateless(lambda: tuple(model(toks)), visit_b, fresh_other=lambda: visit_b(fresh), modules={"model": model},
                      implementation=subject.modules.get(MECH, ()), kept=declared_kept_state(subject, MECH),
-                     what=f"arm {a} before and after set_arm({b!r}) and back")
+                     cause=STATES, what=f"arm {a} before and after set_arm({b!r}) and back")

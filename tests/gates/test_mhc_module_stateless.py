@@ -21,10 +21,11 @@ from fidelity.gates.routes import require_gradient
 from fidelity.gates.statelessness import assert_stateless, built_twice, declared_kept_state
 from mhc_module_point import MECH, module_at_fixture
 
+STATE = "mhc.stateless"  # a difference is state kept between calls: listed under its cause
 FIXTURE = "mhc.module_jacobian"
 
 
-@pytest.mark.gate(equations=["mhc.eq3", "mhc.eq7", "mhc.eq8", "mhc.eq9"], mechanism=MECH, gate_class="stateless")
+@pytest.mark.gate(equations=["mhc.eq3", "mhc.eq7", "mhc.eq8", "mhc.eq9", STATE], mechanism=MECH, gate_class="stateless")
 @pytest.mark.parametrize("with_backward", [False, True], ids=["forward", "with_backward"])
 @pytest.mark.parametrize("route", ["autograd", "manual"])
 @pytest.mark.parametrize("layout", ["paper", "sliced"])
@@ -54,5 +55,5 @@ def test_one_module_called_after_another_input_gives_the_same_bits(subject, devi
 
     assert_stateless(call_on(x), call_on(x_b), fresh_other=call_on(x_b, fresh, fresh_params), modules={"module": module},
                      implementation=subject.modules.get(MECH, ()), kept=declared_kept_state(subject, MECH),
-                     what=f"one {layout}-layout module ({route} Sinkhorn, "
+                     cause=[STATE], what=f"one {layout}-layout module ({route} Sinkhorn, "
                           f"{'with' if with_backward else 'without'} a backward)")
