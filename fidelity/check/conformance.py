@@ -107,6 +107,20 @@ def equation_verdicts(cat, gate_rows: list[dict], subject: str, *, own: bool = F
     return rows
 
 
+CAUSE_ITEMS = (".stateless",)  # items whose finding can break every other equation of the subject at once
+
+
+def causes_found(verdicts: list[dict]) -> list[str]:
+    """The cause items with a finding (state kept between calls): a defect that several equations show."""
+    return [v["equation"] for v in verdicts if v["verdict"] == "finding" and v["equation"].endswith(CAUSE_ITEMS)]
+
+
+def cause_lines(causes: list[str]) -> list[str]:
+    """Said first: a finding under a cause item may be why findings under other equations follow."""
+    return [f"cause     {c}: the subject keeps state between calls; findings under other equations may follow "
+            "from it (a later call sees what an earlier one left): fix this first" for c in causes]
+
+
 def _label(entry: dict) -> str:
     """The promise the failing gate holds ('[stateless] '), from its gate class; '' for a plain gate."""
     return f"[{entry['gate_class']}] " if entry.get("gate_class") else ""
@@ -204,6 +218,9 @@ def run(cat, args, say) -> dict:
         raise RuntimeError(f"the gate run did not complete (pytest exit {data['returncode']}):\n{data['output_tail'][-1500:]}")
     rows = gates_stage.summarise(data["items"])
     verdicts = equation_verdicts(cat, rows, subject.name, own=own)
+    causes = causes_found(verdicts)
+    for line in cause_lines(causes):
+        say(line)
     for v in verdicts:
         for line in text_lines(v):
             say(line)
@@ -217,7 +234,7 @@ def run(cat, args, say) -> dict:
         "(an instance holding several equations counted once)"
         + ("" if args.strict or not red else " (findings and errors do not fail this run; use --strict)"))
     return {"ok": not (args.strict and red), "subject": subject.name, "reference": ref, "held_to_our_choices": own,
-            "equations": verdicts, "failing_instances": failing, "gates": rows, "instances": instances}
+            "causes": causes, "equations": verdicts, "failing_instances": failing, "gates": rows, "instances": instances}
 
 
 def _instances(n: int) -> str:

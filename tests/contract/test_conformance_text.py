@@ -91,3 +91,13 @@ def test_a_finding_on_paths_all_lacked_stays_under_every_equation_of_its_gate():
     from fidelity.check.conformance import checked
 
     assert checked({"checks": []}, {"equations": ["p.a", "p.b"]}, frozenset({"p.a", "p.b"})) == ["p.a", "p.b"]
+
+
+def test_state_kept_between_calls_is_said_first_as_a_cause():
+    from fidelity.check.conformance import cause_lines, causes_found
+
+    verdicts = [{"equation": "p.eq9", "verdict": "finding"}, {"equation": "p.stateless", "verdict": "finding"},
+                {"equation": "q.stateless", "verdict": "passed"}]
+    assert causes_found(verdicts) == ["p.stateless"]
+    (line,) = cause_lines(["p.stateless"])
+    assert line.startswith("cause     p.stateless: the subject keeps state between calls")
