@@ -4,6 +4,8 @@ M(t) is defined for square logits [..., n, n] and t_max >= 0 steps; anything els
 meaning in the paper, so a subject must refuse it with ValueError rather than return a
 number (fidelity discover found that no gate held a subject to this: a guard removed, or
 its `or` turned into `and`, passed every other gate). t_max = 0 is defined: M(0) = exp(logits).
+It has a gate of its own, so a subject that cannot run that valid edge case (NotRun) loses that
+case alone, and its refusals are still checked (issue 51).
 """
 import pytest
 import torch
@@ -39,5 +41,16 @@ def test_logits_that_are_not_square_matrices_and_a_negative_t_max_are_refused(su
     accepted = {case: did for case, did in wrong.items() if did is not None}
     readings.record(len(accepted))  # inputs outside Eq. 9 that were not refused (0 passes)
     assert not accepted, f"inputs Eq. 9 does not define were not refused with ValueError: {accepted}"
-    m0 = sinkhorn(square, t_max=0)
+
+
+@pytest.mark.gate(equations=["mhc.eq9"], mechanism="sinkhorn")
+@pytest.mark.parametrize("backward", ROUTES)
+def test_t_max_0_is_run_not_refused_and_is_exp_of_the_logits(subject, device, backward):
+    """The valid edge case beside the refusals: t_max = 0 steps is M(0) = exp(logits) = 1 at zero logits."""
+    sinkhorn = routed(subject, "sinkhorn", backward, gradient=False)
+    square = torch.zeros(2, 2, dtype=torch.float64, device=device)
+    try:
+        m0 = sinkhorn(square, t_max=0)
+    except ValueError as exc:  # a guard that refuses t_max = 0 refuses an input Eq. 9 defines
+        raise AssertionError(f"t_max = 0 is defined (M(0) = exp(logits)) but was refused: ValueError: {exc}") from None
     assert torch.equal(m0, torch.ones_like(square)), f"t_max = 0 must be M(0) = exp(0) = 1, got {m0.tolist()}"

@@ -1,0 +1,45 @@
+"""A Sinkhorn that cannot be asked for t_max = 0 (a package that always iterates at least once).
+
+t_max = 0 is valid (Eq. 9: M(0) = exp(logits)), so the package raises NotRun for it; every other
+call is our reference's. Its refusals (non-square logits, a negative t_max) are still the
+reference's and must still be checked: a NotRun for a valid edge case costs that case alone.
+"""
+from __future__ import annotations
+
+import torch
+
+from fidelity.impl.torch.sinkhorn import sinkhorn as _reference
+from fidelity.subjects.subject import Capability, NotRun, Subject
+
+
+def sinkhorn(logits: torch.Tensor, *, t_max: int = 20, backward: str = "autograd") -> torch.Tensor:
+    if t_max == 0:
+        raise NotRun("this package always iterates at least once: t_max = 0 cannot be asked of it")
+    return _reference(logits, t_max=t_max, backward=backward)
+
+
+SUBJECT = Subject(
+    name="no-t-max-0",
+    description="our reference Sinkhorn, with t_max = 0 not run",
+    mechanisms={"sinkhorn": sinkhorn},
+    capabilities={"sinkhorn": Capability(dtypes=("float32", "float64"), devices=("cpu", "cuda"),
+                                         backward=("autograd", "manual"))},
+    unavailable_reason=lambda: None,
+    modules={"sinkhorn": ("fidelity.impl.torch.sinkhorn",)},
+)
+
+
+def sinkhorn_accepting_a_negative_t_max(logits: torch.Tensor, *, t_max: int = 20, backward: str = "autograd") -> torch.Tensor:
+    """A package that clamps t_max at 0 rather than refusing a negative one: a finding of the refusal gate."""
+    return _reference(logits, t_max=max(t_max, 0), backward=backward)
+
+
+ACCEPTS_NEGATIVE_T_MAX = Subject(
+    name="negative-t-max-accepted",
+    description="our reference Sinkhorn, with a negative t_max run as 0",
+    mechanisms={"sinkhorn": sinkhorn_accepting_a_negative_t_max},
+    capabilities={"sinkhorn": Capability(dtypes=("float32", "float64"), devices=("cpu", "cuda"),
+                                         backward=("autograd", "manual"))},
+    unavailable_reason=lambda: None,
+    modules={"sinkhorn": ("fidelity.impl.torch.sinkhorn",)},
+)

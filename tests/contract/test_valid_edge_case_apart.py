@@ -1,0 +1,27 @@
+"""A subject that raises NotRun for a valid edge case (Sinkhorn's t_max = 0) still has its refusals
+checked: the refusal gate's instances hold only inputs the interface refuses, and the valid case
+has its own gate, whose instances alone are not run (issue 51, point 5)."""
+import pytest
+
+from subject_check import check_subject
+
+REFUSALS = "tests/gates/test_sinkhorn_contract.py::test_logits_that_are_not_square_matrices_and_a_negative_t_max_are_refused"
+T_MAX_0 = "tests/gates/test_sinkhorn_contract.py::test_t_max_0_is_run_not_refused_and_is_exp_of_the_logits"
+
+
+@pytest.fixture(scope="module")
+def gates() -> dict[str, dict]:
+    report = check_subject("no_t_max_0_adapter:SUBJECT")
+    return {row["gate"]: row["subjects"]["no-t-max-0"] for row in report["gates"] if "no-t-max-0" in row["subjects"]}
+
+
+def test_the_refusals_are_checked_when_t_max_0_is_not_run(gates):
+    refusals = gates[REFUSALS]
+    assert refusals["status"] == "passed" and refusals["passed"] >= 2, refusals  # both routes, on the CPU at least
+    assert not any("t_max = 0" in r for r in refusals["not_run_reasons"]), refusals
+
+
+def test_only_the_valid_edge_case_is_not_run_and_it_says_why(gates):
+    t_max_0 = gates[T_MAX_0]
+    assert t_max_0["status"] == "not run" and t_max_0["passed"] == 0, t_max_0
+    assert any("t_max = 0 cannot be asked" in r for r in t_max_0["not_run_reasons"]), t_max_0
