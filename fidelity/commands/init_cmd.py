@@ -20,6 +20,12 @@ Then, in DIR:
 
 Nothing is overwritten: if any file of the scaffold exists in DIR already, nothing is
 written and the exit code is 2.
+
+--adapter: write only DIR/fidelity_subject.py, an adapter template for someone else's
+implementation: a function adapter, a forward-only one, one that lacks an optional input,
+a module adapter and a stack adapter, each a Subject that loads and passes as written
+(they wrap fidelity's reference until you swap in your package's calls). Check one with
+`fidelity check --subject fidelity_subject:FUNCTION`, DIR on PYTHONPATH.
 """
 
 
@@ -30,6 +36,8 @@ def add_parser(sub) -> None:
     p.add_argument("--name", default=None,
                    help="the Python package of your implementation and the paper id of the spec "
                         "(default: DIR's name, as lower-case letters, digits and _)")
+    p.add_argument("--adapter", action="store_true",
+                   help="write only an adapter template, DIR/fidelity_subject.py (see above)")
     add_json_option(p)
     p.set_defaults(run=run, needs_project=False)
 
@@ -42,6 +50,8 @@ def run(args) -> int:
         print("fidelity init: error: --root names an existing project; init writes a new one into DIR",
               file=sys.stderr)
         return EXIT_USAGE
+    if getattr(args, "adapter", False):
+        return _adapter(args)
     name = args.name or scaffold.package_name(args.directory)
     try:
         written = scaffold.write(args.directory, name)
@@ -58,4 +68,22 @@ def run(args) -> int:
     for f in files:
         print(f"  {f}")
     print(f"next:\n  cd {args.directory}\n  fidelity perturb --all\n  fidelity check")
+    return EXIT_OK
+
+
+def _adapter(args) -> int:
+    from fidelity import scaffold
+    from fidelity.scaffold.adapter import OBJECTS, write_adapter
+
+    try:
+        written = write_adapter(args.directory)
+    except scaffold.ScaffoldError as exc:
+        print(f"fidelity init: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        print_json({"ok": True, "root": str(args.directory.resolve()), "files": [written.name], "objects": list(OBJECTS)})
+        return EXIT_OK
+    print(f"wrote an adapter template to {written}: subjects {', '.join(OBJECTS)}")
+    print(f"next: replace fidelity.impl.torch with your package's calls, then, with {args.directory} on PYTHONPATH,\n"
+          f"  fidelity check --subject {written.stem}:FUNCTION")
     return EXIT_OK
