@@ -65,10 +65,11 @@ Parameter map of HyperConnectionAdapter (every one a leaf of the package, same l
 Refused (NotRun, reported as not run): float64 / any non-float32 mHC or Sinkhorn;
 the "sliced" mHC layout; a "manual" backward; dynamic_init_std > 0 (the package zero-inits W);
 eps other than the paper's 1e-20 (the package's norm has no epsilon, only the 1e-12 clamp of
-F.normalize); static HC (dynamic=False: the package has no static mode). Init keywords: omitted,
-the package's own init stands (b_pre = e_k, b_res = I, b_post = 1, scales 1e-2; HC as Eq. 14);
-given explicitly (static_init, alpha_init, scale_init), they are written into the mapped
-parameters, as a gate would set them.
+F.normalize); static HC (dynamic=False: the package has no static mode). Init keywords: the
+package's own init stands (b_pre = e_k, b_res = I, b_post = 1, scales 1e-2; HC as Eq. 14), and an
+init it does not offer is NotRun, as the adapter rules say: any static_init (the package has no
+static_init * I form), an alpha_init or scale_init other than its own 1e-2. Nothing is written into
+the package's parameters.
 """
 from __future__ import annotations
 
@@ -86,6 +87,7 @@ PACKAGE = "hyper-connections"
 MHC_MODULE = "hyper_connections.manifold_constrained_hyper_connections"
 HC_MODULE = "hyper_connections.hyper_connections"
 PAPER_MHC_EPS = 1e-20
+PACKAGE_SCALE_INIT = 1e-2  # the package's own init of its mHC scales and HC dynamic scales
 _PHI_REASON = (
     "the package has no {name} of Eq. 7's shape [nC, {cols}]: its dynamic weights are one W [C, n+1] "
     "(dynamic_alpha_fn) and one w_beta [C] (dynamic_beta_fn) shared by all streams, each applied to that "
@@ -110,6 +112,13 @@ def _sinkhorn(log_domain: bool) -> Callable:
 
 
 # ---------------------------------------------------------------- stream layout
+
+
+def _require_package_scale(value: float | None, keyword: str, parameters: str) -> None:
+    """An init keyword is driven only at the package's own value (nothing is written into its parameters)."""
+    if value is not None and value != PACKAGE_SCALE_INIT:
+        raise NotRun(f"{PACKAGE}: {parameters} start at the package's own {PACKAGE_SCALE_INIT}; "
+                     f"{keyword}={value!r} is not an option of the package")
 
 
 def _flat_streams(x: torch.Tensor, n: int, width: int) -> tuple[torch.Tensor, tuple[int, ...]]:
@@ -228,6 +237,10 @@ class MhcResidualAdapter(_StreamsMixin, nn.Module):
                 f"{PACKAGE}: the package initialises its dynamic weights to zero and has no phi of Eq. 7's shape; "
                 f"dynamic_init_std={dynamic_init_std!r} cannot be honoured"
             )
+        if static_init is not None:
+            raise NotRun(f"{PACKAGE}: mHC's static biases start at the package's own init (b_pre = e_k, b_res = I, "
+                         f"b_post = 1), which has no static_init; static_init={static_init!r} is not an option of it")
+        _require_package_scale(alpha_init, "alpha_init", "pre_branch_scale, residual_scale, h_post_scale")
         self.n, self.C, self.width, self.layout, self.t_max = n, C, C, "paper", t_max
         self.eps = eps  # accepted only at the paper's value, which the package does not use (see above)
         mod = load(MHC_MODULE)
@@ -249,14 +262,6 @@ class MhcResidualAdapter(_StreamsMixin, nn.Module):
             ("alpha_res", pkg.residual_scale),
         ):
             self.register_parameter(ours, theirs)  # the same Parameter object: one leaf, two names
-        with torch.no_grad():
-            if static_init is not None:  # our tier-c init, asked for explicitly
-                self.b_pre.fill_(static_init)
-                self.b_res.copy_(static_init * torch.eye(n, dtype=self.b_res.dtype, device=self.b_res.device))
-                self.b_post.zero_()
-            if alpha_init is not None:
-                for name in ("alpha_pre", "alpha_post", "alpha_res"):
-                    getattr(self, name).fill_(alpha_init)
 
     def coefficients(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(H_pre [.., n], H_post [.., n], H_res [.., n, n]) as the package computed them for x [.., n, C].
@@ -311,6 +316,7 @@ class HyperConnectionAdapter(_StreamsMixin, nn.Module):
                 f"{PACKAGE}: HyperConnections has no static mode; its dynamic weights (dynamic_alpha_fn, "
                 "dynamic_beta_fn and their scales) always exist and train"
             )
+        _require_package_scale(scale_init, "scale_init", "dynamic_alpha_scale, dynamic_beta_scale")
         self.n, self.d, self.width, self.layer_index, self.dynamic = n, d, d, layer_index, True
         pkg = load(HC_MODULE).HyperConnections(n, dim=d, layer_index=layer_index)
         self.pkg = pkg.to(dtype=dtype, device=device)  # every parameter is created at an exact 0 / 1 / 1e-2
@@ -324,10 +330,6 @@ class HyperConnectionAdapter(_StreamsMixin, nn.Module):
             ("beta_scale", self.pkg.dynamic_beta_scale),
         ):
             self.register_parameter(ours, theirs)
-        if scale_init is not None:
-            with torch.no_grad():
-                self.alpha_scale.fill_(scale_init)
-                self.beta_scale.fill_(scale_init)
 
     def connections(self, H: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(alpha [.., n, n+1], beta [.., n]) as the package computed them for H [.., n, d]."""
