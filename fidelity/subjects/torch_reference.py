@@ -47,7 +47,7 @@ SUBJECT = Subject(
         "hyper_connection": _AUTOGRAD,
         "loop_model": _AUTOGRAD,
         "mhc_stack": Capability(_DTYPES, _DEVICES, ("autograd",), streams="replicated"),  # mhc.s3: n copies
-        "hc_stack": _AUTOGRAD,
+        "hc_stack": Capability(_DTYPES, _DEVICES, ("autograd",), streams="replicated"),  # hc.setup: n copies
     },
     unavailable_reason=available,
     modules={

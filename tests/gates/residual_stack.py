@@ -21,7 +21,8 @@ seeded hidden h of two tokens. What these checks hold does not depend on the str
 - stateless: one stack called on h, on another hidden, on h again gives the same bits (and gradients), the other
   hidden gives what it gives on a fresh stack built alike, and no call changes the stack's state, the
   implementation's modules or the global RNGs, the first included (fidelity.gates.statelessness);
-- refusals: no body, or a width below 1, is a ValueError at construction; width 1 builds and runs;
+- refusals: no body, or a width below 1, is a ValueError at construction (one instance each); width 1 builds and
+  runs; a package that reads its width off the hidden (Capability(infers=("d",))) is not asked to refuse width 0;
 - default_dtype: built with no dtype, every parameter of the stack is float32.
 
 The first two move every parameter of the stack to a seeded point in [-1, 1] first (written through
@@ -41,7 +42,7 @@ from fidelity.gates.gradient_reach import dead_among, describe_dead, gradient_ma
 from fidelity.gates.jacobians import assert_gradcheck_every_tensor
 from fidelity.gates.routes import require_gradient
 from fidelity.gates.statelessness import assert_stateless, built_twice, declared_kept_state
-from fidelity.gates.stream_layout import declared_layout
+from fidelity.gates.stream_layout import declared_layout, require_width_taken
 
 D, LAYERS, TOKENS = 3, 2, 2
 REACH_LAYERS = 3  # a middle connection, which the papers' replicated streams do not leave without a gradient
@@ -154,22 +155,28 @@ def stateless(subject, mech, device, with_backward: bool) -> None:
                      what=f"one stack ({'with' if with_backward else 'without'} a backward)")
 
 
-def refusals(subject, mech, device) -> None:
-    """factory(D, []) and factory(0, bodies) raise ValueError (no layer to connect, or no stream width);
-    factory(1, one body) builds and maps a hidden [2, 1] to a hidden [2, 1]."""
+REFUSAL_CASES = ("no_body", "width_0")
+
+
+def refusals(subject, mech, device, case: str) -> None:
+    """no_body: factory(D, []) raises ValueError (no layer to connect), and factory(1, one body) builds and maps a
+    hidden [2, 1] to a hidden [2, 1]; width_0: factory(0, bodies) raises ValueError (no stream width), not asked of
+    a package that reads its width off the hidden (stream_layout.require_width_taken)."""
+    if case == "width_0":
+        require_width_taken(subject, mech)
     factory = subject.get(mech)
-    not_refused = []
-    for case, (d, layer_bodies) in {"no body": (D, []), "width 0": (0, bodies(torch.float64, device))}.items():
-        try:
-            factory(d, layer_bodies, dtype=torch.float64, device=device)
-        except ValueError:
-            continue
-        not_refused.append(case)
-    readings.record(len(not_refused))  # cases the interface refuses that were built (0 passes)
-    assert not not_refused, f"built instead of refused with ValueError: {not_refused}"
-    narrow = factory(1, [torch.nn.Tanh()], dtype=torch.float64, device=device)
-    out = narrow(torch.ones(2, 1, dtype=torch.float64, device=device))
-    assert out.shape == (2, 1), f"a stack of width 1 returned shape {tuple(out.shape)} for a hidden [2, 1]"
+    d, layer_bodies = (D, []) if case == "no_body" else (0, bodies(torch.float64, device))
+    try:
+        factory(d, layer_bodies, dtype=torch.float64, device=device)
+        built_anyway = 1
+    except ValueError:
+        built_anyway = 0
+    readings.record(built_anyway)  # a case the interface refuses that was built (0 passes)
+    assert not built_anyway, f"built instead of refused with ValueError: {case.replace('_', ' ')}"
+    if case == "no_body":
+        narrow = factory(1, [torch.nn.Tanh()], dtype=torch.float64, device=device)
+        out = narrow(torch.ones(2, 1, dtype=torch.float64, device=device))
+        assert out.shape == (2, 1), f"a stack of width 1 returned shape {tuple(out.shape)} for a hidden [2, 1]"
 
 
 def default_dtype(subject, mech, device) -> None:

@@ -30,10 +30,12 @@ def test_one_stack_called_after_another_hidden_gives_the_same_bits(subject, devi
 
 
 @pytest.mark.gate(equations=["mhc.eq3"], mechanism=MECH)
-def test_a_stack_without_a_body_or_below_width_one_is_refused_and_one_of_width_one_runs(subject, device):
+@pytest.mark.parametrize("case", stack_gates.REFUSAL_CASES)
+def test_a_stack_without_a_body_or_below_width_one_is_refused_and_one_of_width_one_runs(subject, device, case):
     """factory(D, []) and factory(0, bodies) raise ValueError (Eq. 3 has no layer to connect, or no stream
-    width); factory(1, one body) builds and maps a hidden [2, 1] to a hidden [2, 1]."""
-    stack_gates.refusals(subject, MECH, device)
+    width; not asked of a package that reads its width off the hidden); factory(1, one body) builds and maps a
+    hidden [2, 1] to a hidden [2, 1]."""
+    stack_gates.refusals(subject, MECH, device, case)
 
 
 @pytest.mark.gate(equations=["mhc.eq3"], mechanism=MECH)
