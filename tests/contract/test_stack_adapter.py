@@ -16,6 +16,7 @@ FD = GATES + "test_the_stacks_backward_is_the_derivative_of_its_forward_for_the_
 REACH = GATES + "test_the_hidden_and_every_parameter_of_the_stack_receive_a_gradient"
 STATELESS = GATES + "test_one_stack_called_after_another_hidden_gives_the_same_bits"
 STREAMS_SUM = "tests/gates/test_mhc_stack_streams.py::test_a_zero_body_layer_keeps_the_sum_of_the_streams_a_layer_before_it_made"
+ALIVE = "tests/gates/test_stack_parameters_alive.py::test_moving_each_parameter_of_the_mhc_stack_moves_its_output"
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +45,8 @@ def test_the_package_as_written_passes_every_stack_gate(runs):
     assert eq["verdict"] == "passed", "\n".join(text_lines(eq))
     assert {FD, REACH, STATELESS, STREAMS_SUM} <= set(eq["gates"]) and set(eq["gates"].values()) == {"passed"}
     assert not eq["errors"]
-    assert _equation(runs["SUBJECT"], "mhc.eq6")["gates"] == {STREAMS_SUM: "passed"}
+    eq6 = _equation(runs["SUBJECT"], "mhc.eq6")["gates"]  # every gate of Eq. 6, the streams' sum among them
+    assert eq6.get(STREAMS_SUM) == "passed" and set(eq6.values()) == {"passed"}
 
 
 def test_a_detached_skip_path_is_a_finding_of_the_finite_difference_gate_at_the_hidden(runs):
@@ -58,7 +60,11 @@ def test_a_detached_skip_path_is_a_finding_of_the_finite_difference_gate_at_the_
 
 def test_a_parameter_never_used_is_named_as_dead(runs):
     found = _findings_by_gate(runs["DEAD_PARAMETER"])
-    assert set(found) == {REACH}
+    assert set(found) == {REACH, ALIVE}  # no gradient, and moving it moves nothing (issue 51: parameters_alive)
+    (moved,) = found[ALIVE]
+    assert moved["gate_class"] == "parameters_alive"
+    named_not_moving = moved["full_message"].split("; the largest others")[0]
+    assert all(f"'connections.{k}.res_logits'" in named_not_moving for k in range(3)), moved["full_message"]
     (finding,) = found[REACH]
     assert finding["gate_class"] == "gradient_reach"
     assert "dead" in finding["message"]
