@@ -22,7 +22,6 @@ from fidelity.gates.instance_inputs import INPUTS_ENV
 from fidelity.spec import choices
 
 PLUGIN = "fidelity.gates.instance_inputs"
-CHOICE = "differs from our choice"
 
 
 class InstanceRecording:
@@ -65,6 +64,8 @@ def outcome_and_reason(item: dict, cat, *, own: bool) -> tuple[str, str | None]:
     first = _first_line(failed["message"]) or "(no message)"
     if failed["outcome"] == "error":
         return "error", f"{failed['exc_type'] or 'error'}: {first}"
+    from fidelity.check.conformance import CHOICE  # the verdicts' own word (conformance imports this module)
+
     equations = failed["checks"] or item.get("equations") or []
     if not own and choices.our_choices(cat, equations):
         return CHOICE, first
