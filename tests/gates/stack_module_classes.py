@@ -84,14 +84,15 @@ def streams_as_the_spec(subject, mech, device, *, spec_n: int, copies_equations:
     h = stack_gates.hidden(stack_gates.SEED + 2, dtype, device)
     with torch.no_grad():
         out = stack(h)
-    copies = round(float((out * h).sum() / (h * h).sum()))
+    along = float((out * h).sum() / (h * h).sum())  # the output's component along h, in copies of h
+    copies = round(along)
     with checking(*copies_equations):
         error = float((out - copies * h).abs().max() / (copies * h).abs().max()) if copies >= 1 else math.inf
         assert_bound(error, at_most=WHOLE_COPIES_TOLERANCE, reading_name="whole_copies_error",
                      what=f"every body returning zero, the stack as shipped ({str(dtype).removeprefix('torch.')}) "
-                          f"returns {copies} x h, the summed readout of {copies} replicated streams, to this "
-                          "relative error (an H_res or A_r that does not keep the streams' sum, or a readout other "
-                          "than the sum, leaves whole copies)")
+                          f"must return n x h for a whole n >= 1 (n replicated streams summed); its output is "
+                          f"{along:.6g} x h along h, and off {copies} x h by this relative error (an H_res or A_r "
+                          "that does not keep the streams' sum, or a readout other than the sum, leaves whole copies)")
     with checking(*n_equations):
         assert_bound(copies, at_least=spec_n, at_most=spec_n, reading_name="streams",
                      what=f"every body returning zero, the stack as shipped returns {copies} copies of h: it "
