@@ -25,6 +25,11 @@ sources, rebuilt from stack_forward's run), [sources, positions].
    q . (g v) / sqrt(mean(v^2) + eps) over two or three sources, the sources a few affine layers
    deep: a handful of roundings each, 16 eps relative per element. Readings on the torch reference
    (CPU): float32 2.24 eps (direct) and 2.02 eps (two_phase), float64 1.0 eps in both modes.
+2b. h and y are what each sublayer was called with and returned: entry k's h is, bit for bit, the tensor
+   sublayer `layer` was called on in that forward, and its y the tensor that sublayer returned (the interface
+   names both). Issue 50: mutmut renamed the keys "h" and "y" and every gate stayed green (the dtype gate reads
+   t.get(key), which a missing key passes). Reading `trace_h_y_off`, 0 passes: exact, the trace holds the
+   tensors themselves.
 3. dtype_device: every floating tensor of the trace (h, alpha, y) and h_out has h1's dtype and
    device. Reading `outputs_off_contract`, 0 passes.
 4. gradient_reach: one backward of a seeded normal cotangent on every entry's alpha (and nothing
@@ -54,11 +59,20 @@ ALPHA_TOL = Tolerance(eps_multiple=16, floor=1e-30)  # measured 2.24 eps (f32), 
 EQUATIONS = ["attnres.eq2", "attnres.eq5", "attnres.eq6", "attnres.alg1"]
 
 
-def build_module(subject, device, mode, dtype, *, queries: str = "queries"):
+def build_module(subject, device, mode, dtype, *, queries: str = "queries", calls: list | None = None):
     """The factory's module on the fixture's case (learned gains), its parameters written from the fixture
-    (`queries` from the input named `queries`), and h1."""
+    (`queries` from the input named `queries`), and h1. With `calls`, each sublayer appends (layer, its input,
+    its output) to it when called."""
     W, c = value(FX, "W", dtype, device), value(FX, "c", dtype, device)
-    subs = [lambda h, W=W[l], c=c[l]: h @ W.T + c for l in range(W.shape[0])]
+
+    def sublayer(l):
+        def f(h):
+            y = h @ W[l].T + c[l]
+            if calls is not None:
+                calls.append((l + 1, h, y))
+            return y
+        return f
+    subs = [sublayer(l) for l in range(W.shape[0])]
     module = subject.get(MECH)(subs, W.shape[-1], int(fixture(FX)["inputs"]["num_blocks"]),
                                convention=param(FX, "convention"), eps=float(param(FX, "eps")["float64"]),
                                learned_gain=True, mode=mode, dtype=dtype, device=device)
@@ -152,3 +166,26 @@ def test_one_backward_through_the_trace_alpha_reaches_every_query_but_layer_ones
     assert_bound(len(dead), at_most=0, reading_name="dead_gradients",
                  what=f"one backward of a seeded cotangent on every trace alpha ({mode}, {dtype}; "
                       f"{len(alphas)} of {len(trace)} alphas in the graph): rows with no gradient: {dead}")
+
+
+@pytest.mark.gate(equations=["attnres.eq6", "attnres.alg1"], mechanism=MECH)
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("mode", MODES)
+def test_trace_h_and_y_are_what_each_sublayer_was_called_with_and_returned(subject, device, mode, dtype):
+    """Entry of layer l: h is the tensor sublayer l was called on, y the tensor it returned, bit for bit."""
+    calls: list = []
+    module, h1 = build_module(subject, device, mode, dtype, calls=calls)
+    _, trace = module(h1, mode=mode, return_trace=True)
+    seen = {layer: (h, y) for layer, h, y in calls}
+    off = []
+    for t in trace:
+        layer = t.get("layer")
+        for key, index in (("h", 0), ("y", 1)):
+            got = t.get(key)
+            if not isinstance(got, torch.Tensor):
+                off.append(f"layer {layer}: no tensor under {key!r} (keys {sorted(t)})")
+            elif layer not in seen or not torch.equal(got.detach(), seen[layer][index].detach()):
+                off.append(f"layer {layer}: {key} is not what sublayer {layer} was "
+                           f"{'called on' if key == 'h' else 'returning'}")
+    assert_bound(len(off), at_most=0, reading_name="trace_h_y_off",
+                 what=f"the trace's h and y ({mode}, {dtype}) against each sublayer's own input and output: {off[:4]}")
