@@ -53,7 +53,8 @@ WHOLE_COPIES_TOLERANCE = 1e-5
 STEP = 0.125
 
 
-def _dtype(subject, mech) -> torch.dtype:
+def finest_dtype(subject, mech) -> torch.dtype:
+    """float64 where the subject computes in it, else float32."""
     return torch.float64 if subject.supports(mech, dtype=torch.float64) else torch.float32
 
 
@@ -67,19 +68,21 @@ def zero_bodies(dtype, device, layers: int) -> list[torch.nn.Module]:
     return made
 
 
-def streams_as_the_spec(subject, mech, device, *, spec_n: int, copies_equations: tuple[str, ...],
-                        n_equations: tuple[str, ...], layout_declared: bool) -> None:
-    """The stack as shipped, zero bodies: the output is c h for a whole c (copies_equations), and c = spec_n
-    (n_equations). Readings: the relative error from whole copies, and c. layout_declared: run only where the
-    subject declares replicated streams (mhc_stack leaves the layout to the package; hc_stack's interface is
-    the paper's replicated streams, §2.1). Not run where the subject declares a readout that returns one copy of
-    n copies (fidelity.gates.stream_layout.copies_read_out: a mean, or no streams), saying why."""
+def require_copies_read_out(subject, mech, layout_declared: bool) -> None:
+    """Skip, saying why, where n copies of the hidden do not show as n h: layout_declared, a subject that does not
+    declare replicated streams (mhc_stack leaves the layout to the package; hc_stack's interface is the paper's
+    replicated streams, §2.1); always, a declared readout that returns one copy of n copies
+    (fidelity.gates.stream_layout.copies_read_out: a mean, or no streams)."""
     if layout_declared:
         require_layout(subject, mech, "replicated")
     if copies_read_out(subject, mech) is not None:  # a mean of n copies, or one stream, is h whatever n is
         pytest.skip(f"subject {subject.name} declares a readout that returns {copies_read_out(subject, mech)} copy "
                     f"of n copies of the hidden for {mech} (a mean, or no streams): n does not show in its output")
-    dtype = _dtype(subject, mech)
+
+
+def whole_copies(subject, mech, device, dtype, copies_equations: tuple[str, ...]) -> int:
+    """The stack as shipped around zero bodies returns c h for a whole c >= 1 (else a failure attributed to
+    copies_equations); c. Reading whole_copies_error: the relative error from c h."""
     stack, _, _ = stack_gates.built(subject, mech, dtype, device, zero_bodies(dtype, device, stack_gates.LAYERS))
     h = stack_gates.hidden(stack_gates.SEED + 2, dtype, device)
     with torch.no_grad():
@@ -93,6 +96,15 @@ def streams_as_the_spec(subject, mech, device, *, spec_n: int, copies_equations:
                           f"must return n x h for a whole n >= 1 (n replicated streams summed); its output is "
                           f"{along:.6g} x h along h, and off {copies} x h by this relative error (an H_res or A_r "
                           "that does not keep the streams' sum, or a readout other than the sum, leaves whole copies)")
+    return copies
+
+
+def streams_as_the_spec(subject, mech, device, *, spec_n: int, copies_equations: tuple[str, ...],
+                        n_equations: tuple[str, ...], layout_declared: bool) -> None:
+    """The stack as shipped, zero bodies: the output is c h for a whole c (copies_equations), and c = spec_n
+    (n_equations). Readings: the relative error from whole copies, and c. Where it runs: require_copies_read_out."""
+    require_copies_read_out(subject, mech, layout_declared)
+    copies = whole_copies(subject, mech, device, finest_dtype(subject, mech), copies_equations)
     with checking(*n_equations):
         assert_bound(copies, at_least=spec_n, at_most=spec_n, reading_name="streams",
                      what=f"every body returning zero, the stack as shipped returns {copies} copies of h: it "
@@ -136,7 +148,7 @@ def _moved_outputs(stack, h, own: dict[str, torch.Tensor]) -> dict[str, float]:
 
 def parameters_alive(subject, mech, device) -> None:
     """Each own tensor of a three-layer stack at the seeded point, moved alone, moves the output beyond rounding."""
-    dtype = _dtype(subject, mech)
+    dtype = finest_dtype(subject, mech)
     stack, h, own = stack_gates._at_seeded_point(subject, mech, dtype, device, stack_gates.REACH_LAYERS)
     changes = _moved_outputs(stack, h.detach(), own)
     dead = dead_among(changes, dtype)
