@@ -89,5 +89,5 @@ MECHANISM = Mechanism(
     equations=("attnres.eq1", "attnres.eq2", "attnres.eq4", "attnres.eq5", "attnres.eq6", "attnres.alg1", "attnres.phi",
                "attnres.layer_def", "attnres.block_limits", "attnres.block_defects", "attnres.fig2_forward",
                "attnres.score_conventions", "attnres.init_zero_query", "attnres.table5.fn3",
-               "attnres.table5.block_row", "attnres.eps", "attnres.rmsnorm_gain"),
+               "attnres.table5.block_row", "attnres.eps", "attnres.rmsnorm_gain", "attnres.stateless"),
 )

@@ -72,5 +72,5 @@ MECHANISM = Mechanism(
     equations=("attnres.eq1", "attnres.eq2", "attnres.eq3", "attnres.eq4", "attnres.phi", "attnres.eps",
                "attnres.score_conventions", "attnres.no_temperature", "attnres.fig2", "attnres.table5.fn2",
                "attnres.rmsnorm", "attnres.rmsnorm_gain", "rmsnorm.mean_form", "rmsnorm.gain",
-               "attnres.init_zero_query"),  # the reference's DepthAttention module starts its query at zero
+               "attnres.init_zero_query", "attnres.stateless"),  # the reference's DepthAttention module starts its query at zero
 )

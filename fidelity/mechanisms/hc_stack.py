@@ -57,5 +57,5 @@ MECHANISM = Mechanism(
     kind="module",
     interface=HcStackFactory,
     module_interface=HcStackModule,
-    equations=("hc.eq5", "hc.eq14", "hc.setup", "hc.readout_sum"),
+    equations=("hc.eq5", "hc.eq14", "hc.setup", "hc.readout_sum", "hc.stack_n", "hc.stateless"),
 )

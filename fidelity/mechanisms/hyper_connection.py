@@ -108,5 +108,5 @@ MECHANISM = Mechanism(
     module_interface=HyperConnectionModule,
     equations=("hc.eq1", "hc.eq2", "hc.eq3", "hc.eq4", "hc.eq5", "hc.eq6", "hc.eq7", "hc.eq8", "hc.eq9", "hc.eq10",
                "hc.eq11", "hc.eq12", "hc.eq13", "hc.eq14", "hc.setup", "hc.readout_sum", "hc.alg2", "hc.alg3",
-               "hc.alg2.layer_norm_eps", "hc.alg2.scale_init", "hc.dhc_default", "hc.eq14.static_beta"),
+               "hc.alg2.layer_norm_eps", "hc.alg2.scale_init", "hc.dhc_default", "hc.eq14.static_beta", "hc.stateless"),
 )

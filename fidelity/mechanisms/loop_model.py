@@ -178,6 +178,6 @@ MECHANISM = Mechanism(
                "attnres.loop.init.iter_embed_std", "attnres.loop.init.residual_scale",
                "attnres.loop.init.uniform_exponent", "attnres.loop.mhc_dynamic_init_std", "attnres.loop.mhc_streams",
                "attnres.loop.vocab", "hc.eq11", "hc.eq12", "hc.eq13", "hc.eq14", "mhc.init_dynamic",
-               "mhc.table5.alpha_init", "mhc.table5.eps", "mhc.table5.tmax"),
+               "mhc.table5.alpha_init", "mhc.table5.eps", "mhc.table5.tmax", "attnres.stateless", "mhc.stateless", "hc.stateless"),
     factory_problem=_factory_problem,
 )

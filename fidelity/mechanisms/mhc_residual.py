@@ -106,5 +106,5 @@ MECHANISM = Mechanism(
     equations=("mhc.eq3", "mhc.eq7", "mhc.eq8", "mhc.eq9", "mhc.eq14", "mhc.eq15", "mhc.eq16", "mhc.eq17_19",
                "mhc.layout.sliced", "mhc.layout.replicated", "mhc.params", "mhc.n_zero_refused",
                "mhc.init_static_bias", "mhc.init_dynamic", "mhc.table5.eps", "mhc.table5.tmax", "mhc.table5.n",
-               "mhc.table5.alpha_init"),
+               "mhc.table5.alpha_init", "mhc.stateless"),
 )

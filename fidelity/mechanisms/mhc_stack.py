@@ -61,5 +61,5 @@ MECHANISM = Mechanism(
     kind="module",
     interface=MhcStackFactory,
     module_interface=MhcStackModule,
-    equations=("mhc.eq3", "mhc.eq6"),
+    equations=("mhc.eq3", "mhc.eq6", "mhc.eq7", "mhc.eq8", "mhc.layout.replicated", "mhc.stateless", "mhc.table5.n"),
 )

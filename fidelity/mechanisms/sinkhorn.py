@@ -39,5 +39,5 @@ MECHANISM = Mechanism(
     kind="function",
     interface=SinkhornProjection,
     module_interface=None,
-    equations=("mhc.eq6", "mhc.eq9", "mhc.table5.tmax", "mhc.init_static_bias", "mhc.composite"),
+    equations=("mhc.eq6", "mhc.eq9", "mhc.table5.tmax", "mhc.init_static_bias", "mhc.composite", "mhc.stateless"),
 )

@@ -127,7 +127,7 @@ def ends_left_dead_by_the_paper(names: list[str], dead: list[str]) -> dict[str, 
     return excused
 
 
-def stateless(subject, mech, device, with_backward: bool) -> None:
+def stateless(subject, mech, device, with_backward: bool, cause: tuple[str, ...] = ()) -> None:
     """stack(h) on h, on another hidden, on h again, at the init as shipped (float32, the default dtype); the other
     hidden on a fresh stack built alike too."""
     if with_backward:
@@ -151,7 +151,7 @@ def stateless(subject, mech, device, with_backward: bool) -> None:
 
     assert_stateless(call_on(SEED + 2), call_on(SEED + 4), fresh_other=call_on(SEED + 4, fresh, fresh_own),
                      modules={"stack": stack}, implementation=subject.modules.get(mech, ()),
-                     kept=declared_kept_state(subject, mech),
+                     kept=declared_kept_state(subject, mech), cause=cause,
                      what=f"one stack ({'with' if with_backward else 'without'} a backward)")
 
 

@@ -22,11 +22,11 @@ def test_the_hidden_and_every_parameter_of_the_stack_receive_a_gradient(subject,
     stack_gates.gradients_reach(subject, MECH, device)
 
 
-@pytest.mark.gate(equations=["mhc.eq3"], mechanism=MECH, gate_class="stateless")
+@pytest.mark.gate(equations=["mhc.eq3", "mhc.stateless"], mechanism=MECH, gate_class="stateless")
 @pytest.mark.parametrize("with_backward", [False, True], ids=["forward", "with_backward"])
 def test_one_stack_called_after_another_hidden_gives_the_same_bits(subject, device, with_backward):
     """stack(h) on h, on another hidden, on h again, at the init as shipped (float32, the default dtype)."""
-    stack_gates.stateless(subject, MECH, device, with_backward)
+    stack_gates.stateless(subject, MECH, device, with_backward, cause=("mhc.stateless",))  # under its cause
 
 
 @pytest.mark.gate(equations=["mhc.eq3"], mechanism=MECH)
