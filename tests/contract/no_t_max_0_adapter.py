@@ -43,3 +43,23 @@ ACCEPTS_NEGATIVE_T_MAX = Subject(
     unavailable_reason=lambda: None,
     modules={"sinkhorn": ("fidelity.impl.torch.sinkhorn",)},
 )
+
+
+def mhc_stack_from_width_2(d, bodies, *, dtype=torch.float32, device=None):
+    """A stack package that cannot build width 1 (a kernel tiled by 2): NotRun there; every other call is ours."""
+    from fidelity.impl.torch import MhcStack
+
+    if d == 1:
+        raise NotRun("this package's kernel needs an even width: width 1 cannot be asked of it")
+    return MhcStack(d, bodies, dtype=dtype, device=device)
+
+
+NO_WIDTH_1_STACK = Subject(
+    name="no-width-1-stack",
+    description="our reference mHC stack, with width 1 not run",
+    mechanisms={"mhc_stack": mhc_stack_from_width_2},
+    capabilities={"mhc_stack": Capability(dtypes=("float32", "float64"), devices=("cpu",), backward=("autograd",),
+                                          streams="replicated")},
+    unavailable_reason=lambda: None,
+    modules={"mhc_stack": ("fidelity.impl.torch.mhc_stack", "fidelity.impl.torch.mhc")},
+)

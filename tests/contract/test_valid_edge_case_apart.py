@@ -25,3 +25,16 @@ def test_only_the_valid_edge_case_is_not_run_and_it_says_why(gates):
     t_max_0 = gates[T_MAX_0]
     assert t_max_0["status"] == "not run" and t_max_0["passed"] == 0, t_max_0
     assert any("t_max = 0 cannot be asked" in r for r in t_max_0["not_run_reasons"]), t_max_0
+
+
+STACK_REFUSALS = ("tests/gates/test_mhc_stack.py::"
+                  "test_a_stack_without_a_body_or_below_width_one_is_refused_and_one_of_width_one_runs")
+
+
+def test_a_stack_that_cannot_run_width_1_still_has_its_refusals_checked():
+    """The width-1 run is its own instance: a NotRun there leaves the no-body and width-0 refusals checked."""
+    report = check_subject("no_t_max_0_adapter:NO_WIDTH_1_STACK")
+    ran = {i["nodeid"].rsplit("-", 1)[-1].rstrip("]"): i for i in report["conformance"]["instances"]
+           if i["gate"] == STACK_REFUSALS and "-cpu-" in i["nodeid"]}
+    assert ran["no_body"]["outcome"] == ran["width_0"]["outcome"] == "passed", ran
+    assert ran["width_1_runs"]["outcome"] == "not run" and "width 1 cannot be asked" in ran["width_1_runs"]["reason"]

@@ -155,16 +155,27 @@ def stateless(subject, mech, device, with_backward: bool, cause: tuple[str, ...]
                      what=f"one stack ({'with' if with_backward else 'without'} a backward)")
 
 
-REFUSAL_CASES = ("no_body", "width_0")
+REFUSAL_CASES = ("no_body", "width_0", "width_1_runs")
 
 
 def refusals(subject, mech, device, case: str) -> None:
-    """no_body: factory(D, []) raises ValueError (no layer to connect), and factory(1, one body) builds and maps a
-    hidden [2, 1] to a hidden [2, 1]; width_0: factory(0, bodies) raises ValueError (no stream width), not asked of
-    a package that reads its width off the hidden (stream_layout.require_width_taken)."""
+    """no_body: factory(D, []) raises ValueError (no layer to connect); width_0: factory(0, bodies) raises ValueError
+    (no stream width), not asked of a package that reads its width off the hidden (stream_layout.require_width_taken);
+    width_1_runs, a valid edge case in its own instance (a package that cannot run it loses that case alone):
+    factory(1, one body) builds and maps a hidden [2, 1] to a hidden [2, 1]."""
+    factory = subject.get(mech)
+    if case == "width_1_runs":
+        try:
+            narrow = factory(1, [torch.nn.Tanh()], dtype=torch.float64, device=device)
+        except ValueError as exc:
+            readings.record(1)
+            raise AssertionError(f"a stack of width 1 is valid, refused with ValueError: {exc}") from None
+        out = narrow(torch.ones(2, 1, dtype=torch.float64, device=device))
+        readings.record(0 if out.shape == (2, 1) else 1)
+        assert out.shape == (2, 1), f"a stack of width 1 returned shape {tuple(out.shape)} for a hidden [2, 1]"
+        return
     if case == "width_0":
         require_width_taken(subject, mech)
-    factory = subject.get(mech)
     d, layer_bodies = (D, []) if case == "no_body" else (0, bodies(torch.float64, device))
     try:
         factory(d, layer_bodies, dtype=torch.float64, device=device)
@@ -173,10 +184,6 @@ def refusals(subject, mech, device, case: str) -> None:
         built_anyway = 0
     readings.record(built_anyway)  # a case the interface refuses that was built (0 passes)
     assert not built_anyway, f"built instead of refused with ValueError: {case.replace('_', ' ')}"
-    if case == "no_body":
-        narrow = factory(1, [torch.nn.Tanh()], dtype=torch.float64, device=device)
-        out = narrow(torch.ones(2, 1, dtype=torch.float64, device=device))
-        assert out.shape == (2, 1), f"a stack of width 1 returned shape {tuple(out.shape)} for a hidden [2, 1]"
 
 
 def default_dtype(subject, mech, device) -> None:
