@@ -55,22 +55,27 @@ def _finding_entry(g: dict, f: dict) -> dict:
             "full_message": f.get("message") or "", "exc_type": f.get("exc_type")}
 
 
-def paths_not_run(gate_rows: list[dict], subject: str) -> frozenset[str]:
-    """Equations `subject` has no path for: some instance exercises the equation alone (its parameter's
-    gate_checks, or a gate holding only it) and the subject ran none of them (it refused every one, e.g. a
-    layout it does not have). A failure of an instance that holds several equations is no finding about these."""
+PATH_KINDS = ("placement",)  # spec kinds that name a path a package may not have (a stream layout)
+
+
+def paths_not_run(cat, gate_rows: list[dict], subject: str) -> frozenset[str]:
+    """Placements (layouts) `subject` has no path for: some instance exercises the item alone (its parameter's
+    gate_checks, or a gate holding only it) and the subject ran none of them (it refused every one). A failure of an
+    instance that holds several equations is no finding about these. Only placements: a refused option (an init a
+    package does not offer) or a mechanism it does not provide says nothing about the paths it has."""
     ran: dict[str, bool] = {}
     for g in gate_rows:
         for equation, did in (g["subjects"].get(subject, {}).get("ran_alone") or {}).items():
             ran[equation] = ran.get(equation, False) or did
-    return frozenset(e for e, did in ran.items() if not did)
+    return frozenset(e for e, did in ran.items()
+                     if not did and e in cat.equations and cat.equations[e].get("kind") in PATH_KINDS)
 
 
 def equation_verdicts(cat, gate_rows: list[dict], subject: str, *, own: bool = False) -> list[dict]:
     """Per equation the verdict of `subject` (module docstring). `own`: the subject is one of the project's
     own, held to our choices (a failure attributed only to tier-c items stays a finding)."""
     rows = []
-    lacked = paths_not_run(gate_rows, subject)
+    lacked = paths_not_run(cat, gate_rows, subject)
     for eq in cat.equations.values():
         gates = [g for g in gate_rows if eq.id in g["equations"] and subject in g["subjects"]]
         if not gates:

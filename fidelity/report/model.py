@@ -355,7 +355,7 @@ def _subject_matrix(cat, paper: str, gates: dict[str, dict], gate_run: dict | No
     unavailable = {s["name"]: s.get("reason") for s in gate_run.get("subjects", []) if not s.get("available", True)}
     third = ({t["name"]: t.get("gates", []) for t in gate_run["third_party"]}
              if "third_party" in gate_run else None)
-    lacked = {n: paths_not_run(tg, n) for n, tg in (third or {}).items()}
+    lacked = {n: paths_not_run(cat, tg, n) for n, tg in (third or {}).items()}
     rows = []
     for eq in cat.equations_of(paper):
         covering = [g for g in gates.values() if eq.id in g["equations"] and g["run"]]

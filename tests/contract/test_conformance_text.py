@@ -33,11 +33,13 @@ def test_errors_show_type_message_and_where_and_overflow_points_to_json():
 class _Catalogue:
     """The two equations a toy gate holds, as the spec catalogue gives them to equation_verdicts."""
 
-    def __init__(self, *ids):
+    def __init__(self, *ids, placements=()):
         from types import SimpleNamespace
 
-        self.equations = {i: SimpleNamespace(id=i, paper=i.split(".")[0], get=lambda key, default=None: default)
-                          for i in ids}  # no tier: a paper statement, never our choice
+        def item(i):
+            data = {"kind": "placement"} if i in placements else {}
+            return SimpleNamespace(id=i, paper=i.split(".")[0], get=lambda key, default=None: data.get(key, default))
+        self.equations = {i: item(i) for i in ids}  # no tier: a paper statement, never our choice
 
 
 def test_a_finding_whose_instance_names_its_equations_is_listed_under_those_alone():
@@ -68,9 +70,9 @@ def test_a_finding_is_not_listed_under_a_path_every_instance_of_which_the_subjec
                  failed=[{"nodeid": "contract[width_0]", "message": "built", "outcome": "finding", "checks": []}],
                  passed=3)
     sliced_alone = _row("sliced_only", ["p.sliced"], ran_alone={"p.sliced": False}, not_run=2)
-    assert paths_not_run([width, sliced_alone], "pkg") == {"p.sliced"}
-    verdicts = {v["equation"]: v for v in equation_verdicts(_Catalogue("p.eq3", "p.sliced"), [width, sliced_alone],
-                                                            "pkg")}
+    cat = _Catalogue("p.eq3", "p.sliced", placements=("p.sliced",))
+    assert paths_not_run(cat, [width, sliced_alone], "pkg") == {"p.sliced"}
+    verdicts = {v["equation"]: v for v in equation_verdicts(cat, [width, sliced_alone], "pkg")}
     assert [f["nodeid"] for f in verdicts["p.eq3"]["findings"]] == ["contract[width_0]"]
     assert verdicts["p.sliced"]["findings"] == [] and verdicts["p.sliced"]["verdict"] == "not run"
 
@@ -81,8 +83,8 @@ def test_a_path_the_subject_ran_alone_once_keeps_its_findings():
     width = _row("contract", ["p.eq3", "p.sliced"],
                  failed=[{"nodeid": "contract[width_0]", "message": "built", "outcome": "finding", "checks": []}])
     sliced_alone = _row("sliced_only", ["p.sliced"], ran_alone={"p.sliced": True}, passed=1)
-    verdicts = {v["equation"]: v for v in equation_verdicts(_Catalogue("p.eq3", "p.sliced"), [width, sliced_alone],
-                                                            "pkg")}
+    cat = _Catalogue("p.eq3", "p.sliced", placements=("p.sliced",))
+    verdicts = {v["equation"]: v for v in equation_verdicts(cat, [width, sliced_alone], "pkg")}
     assert [f["nodeid"] for f in verdicts["p.sliced"]["findings"]] == ["contract[width_0]"]
 
 
@@ -101,3 +103,12 @@ def test_state_kept_between_calls_is_said_first_as_a_cause():
     assert causes_found(verdicts) == ["p.stateless"]
     (line,) = cause_lines(["p.stateless"])
     assert line.startswith("cause     p.stateless: the subject keeps state between calls")
+
+
+def test_an_option_refused_or_a_mechanism_not_provided_is_no_missing_path():
+    """Only a placement (a layout) can be a path the subject lacks: an item whose lone instances were refused as an
+    option (an init the package does not offer) keeps the findings and differences of the instances that hold it."""
+    from fidelity.check.conformance import paths_not_run
+
+    init_alone = _row("init_option", ["p.init"], ran_alone={"p.init": False}, not_run=2)
+    assert paths_not_run(_Catalogue("p.init"), [init_alone], "pkg") == frozenset()
