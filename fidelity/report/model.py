@@ -326,10 +326,12 @@ def _third_party_cell(cat, equation: str, covering: list[dict], name: str, lacke
     failed here only where a failure is attributed to this equation (a finding about another equation of the same
     gate, or one on a path the subject lacks, is not this one's); a cell whose failures all differ only from our
     tier-c choices says so, never 'finding'."""
-    from fidelity.check.conformance import checked
+    from fidelity.check.conformance import LACKED_REASON, checked
 
     if not covering:
         return {"status": NOT_PROVIDED, "passed": 0, "failed": 0, "not_run": 0, "reasons": []}
+    if equation in lacked:  # a placement the subject has no path for: as check --subject says, not run
+        return {"status": "not run", "passed": 0, "failed": 0, "not_run": len(covering), "reasons": [LACKED_REASON]}
     runs = [(r, r["subjects"][name]) for r in covering if name in r.get("subjects", {})]
     failing = [(row, _failures_under(row, equation, lacked)) for row, r in runs if r["status"] == "failed"]
     failing = [(row, fs) for row, fs in failing if fs]

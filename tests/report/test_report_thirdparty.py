@@ -232,3 +232,19 @@ def test_a_package_that_raises_is_an_error_in_the_ledger_not_a_finding(toy):
     by_equation = {r[1]: r for r in rows[1:]}   # one row per failing gate; here each gate fails one equation
     assert by_equation["`toy.eq3`"][3] == "raised ValueError" and "n must be at most 4" in by_equation["`toy.eq3`"][5]
     assert by_equation["`toy.eq1`"][3] == "the gate's assertion"
+
+
+def test_a_placement_the_package_has_no_path_for_is_not_run_in_its_cell_as_check_says():
+    """The ledger's cell and `check --subject` decide alike (fidelity.check.conformance.paths_not_run): a layout
+    every lone instance of which the package refused is not run, though gates holding it beside others passed."""
+    from types import SimpleNamespace
+
+    from fidelity.check.conformance import LACKED_REASON
+    from fidelity.report.model import _third_party_cell
+
+    row = {"gate": "contract", "equations": ["p.eq3", "p.sliced"], "failed": [],
+           "subjects": {"pkg": {"status": "passed", "passed": 3, "not_run": 0, "not_run_reasons": []}}}
+    cat = SimpleNamespace(equations={})
+    assert _third_party_cell(cat, "p.sliced", [row], "pkg", frozenset())["status"] == "passed"
+    cell = _third_party_cell(cat, "p.sliced", [row], "pkg", frozenset({"p.sliced"}))
+    assert cell["status"] == "not run" and cell["reasons"] == [LACKED_REASON]
