@@ -18,15 +18,15 @@ def sinkhorn(logits: torch.Tensor, *, t_max: int = 20, backward: str = "autograd
     return _reference(logits, t_max=t_max, backward=backward)
 
 
-SUBJECT = Subject(
-    name="no-t-max-0",
-    description="our reference Sinkhorn, with t_max = 0 not run",
-    mechanisms={"sinkhorn": sinkhorn},
-    capabilities={"sinkhorn": Capability(dtypes=("float32", "float64"), devices=("cpu", "cuda"),
-                                         backward=("autograd", "manual"))},
-    unavailable_reason=lambda: None,
-    modules={"sinkhorn": ("fidelity.impl.torch.sinkhorn",)},
-)
+def _sinkhorn_subject(name: str, description: str, fn) -> Subject:
+    """Our reference Sinkhorn's capability and source, behind `fn`."""
+    return Subject(name=name, description=description, mechanisms={"sinkhorn": fn},
+                   capabilities={"sinkhorn": Capability(dtypes=("float32", "float64"), devices=("cpu", "cuda"),
+                                                        backward=("autograd", "manual"))},
+                   unavailable_reason=lambda: None, modules={"sinkhorn": ("fidelity.impl.torch.sinkhorn",)})
+
+
+SUBJECT = _sinkhorn_subject("no-t-max-0", "our reference Sinkhorn, with t_max = 0 not run", sinkhorn)
 
 
 def sinkhorn_accepting_a_negative_t_max(logits: torch.Tensor, *, t_max: int = 20, backward: str = "autograd") -> torch.Tensor:
@@ -34,15 +34,9 @@ def sinkhorn_accepting_a_negative_t_max(logits: torch.Tensor, *, t_max: int = 20
     return _reference(logits, t_max=max(t_max, 0), backward=backward)
 
 
-ACCEPTS_NEGATIVE_T_MAX = Subject(
-    name="negative-t-max-accepted",
-    description="our reference Sinkhorn, with a negative t_max run as 0",
-    mechanisms={"sinkhorn": sinkhorn_accepting_a_negative_t_max},
-    capabilities={"sinkhorn": Capability(dtypes=("float32", "float64"), devices=("cpu", "cuda"),
-                                         backward=("autograd", "manual"))},
-    unavailable_reason=lambda: None,
-    modules={"sinkhorn": ("fidelity.impl.torch.sinkhorn",)},
-)
+ACCEPTS_NEGATIVE_T_MAX = _sinkhorn_subject("negative-t-max-accepted",
+                                           "our reference Sinkhorn, with a negative t_max run as 0",
+                                           sinkhorn_accepting_a_negative_t_max)
 
 
 def mhc_stack_from_width_2(d, bodies, *, dtype=torch.float32, device=None):
