@@ -23,7 +23,19 @@ ATTRIBUTE = "fidelity_checks"  # set on the AssertionError that leaves a checkin
 
 @contextlib.contextmanager
 def checking(*equations: str) -> Iterator[None]:
-    """Attribute an assertion failing inside the block to `equations`."""
+    """Attribute an assertion failing inside the block to `equations` (spec equation ids the gate's marker
+    lists); an error that is not an AssertionError passes through unattributed (red for another reason).
+
+    >>> from fidelity.gates.attribution import checked_by, checking
+    >>> from fidelity.gates.compare import assert_bound
+    >>> gate_equations = ["demo.eq1", "demo.eq2"]  # what the gate's marker holds
+    >>> try:
+    ...     with checking("demo.eq2"):
+    ...         assert_bound(3, at_most=0, what="differences in the readout")
+    ... except AssertionError as failure:
+    ...     print(checked_by(failure, gate_equations))
+    ['demo.eq2']
+    """
     if not equations:
         raise ValueError("checking() names at least one equation")
     try:

@@ -26,7 +26,28 @@ class GateFailure(AssertionError):
 
 @dataclass(frozen=True)
 class Tolerance:
-    """`eps_multiple` x machine epsilon of the compared dtype, relative, with `floor` under |expected|."""
+    """A relative bound stated in machine epsilons: `eps_multiple` x eps of the compared dtype.
+
+    - `eps_multiple`: how many machine epsilons of the compared dtype an element may differ by, relative to
+      |expected|; the bound in a dtype is `rtol(dtype)` = eps_multiple x torch.finfo(dtype).eps (eps is
+      2^-23 ~ 1.19e-7 in float32, 2^-52 ~ 2.22e-16 in float64), so one Tolerance serves every dtype a gate
+      is parametrised over. Write the reason for the multiple beside it: how many roundings the
+      computation has, and how far the defects it must catch lie (README, Design: tolerance policy).
+    - `floor`: in the units of the compared values, the smallest denominator of the relative error:
+      err_i = |a_i - e_i| / max(|e_i|, floor). Where |expected| lies below the floor the bound turns
+      absolute, rtol x floor. The default 1e-30 only keeps an expected 0 from dividing by zero and leaves
+      every comparison relative (an expected 0 then accepts nothing but 0 give or take 1e-30 x rtol);
+      raise it to the size below which a difference does not matter (e.g. the output's scale) when some
+      expected values are zero or only rounding of zero.
+
+    >>> import torch
+    >>> from fidelity.gates.compare import Tolerance
+    >>> tol = Tolerance(eps_multiple=16)
+    >>> tol.rtol(torch.float32), tol.rtol(torch.float64)
+    (1.9073486328125e-06, 3.552713678800501e-15)
+    >>> tol.describe(torch.float32)
+    '16 x eps(float32) = 1.91e-06 relative, floor 1e-30'
+    """
 
     eps_multiple: float
     floor: float = 1e-30
@@ -46,7 +67,29 @@ def relative_error(actual: torch.Tensor, expected: torch.Tensor, floor: float) -
 
 def assert_close(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance, *, what: str,
                  dtype: torch.dtype | None = None, reading_name: str = "reading") -> float:
-    """Assert elementwise relative closeness; record and return the worst relative error."""
+    """Assert that every element of `actual` lies within `tol` of `expected`, relatively; return the worst
+    relative error, max_i |a_i - e_i| / max(|e_i|, tol.floor), recorded as the gate's reading.
+
+    - `actual`: what the subject computed (any dtype and device; compared in float64 on the CPU).
+    - `expected`: the oracle's values, the same shape (`fidelity.gates.fixture_values.expected`).
+    - `tol`: the `Tolerance`; its bound is taken in `dtype`, by default `actual`'s dtype.
+    - `what`: names the compared quantity in the failure message ("q at T = 2").
+    - `reading_name`: the name the reading is recorded under (several comparisons in one gate keep one each).
+
+    A non-finite element of `actual` is infinitely far. A failure raises `GateFailure` (an AssertionError:
+    the gate's own assertion, red) naming how many elements differ, the worst one, its index and how many
+    bounds away it lies; a shape mismatch is a ValueError (red for another reason, never the gate's reading).
+
+    >>> import torch
+    >>> from fidelity.gates.compare import Tolerance, assert_close
+    >>> expected = torch.tensor([0.1, 2.0], dtype=torch.float64)
+    >>> assert_close(torch.tensor([0.1, 2.0]), expected, Tolerance(16), what="y")  # float32 rounding of 0.1
+    1.4901161138336505e-08
+    >>> assert_close(torch.tensor([0.1, 2.1]), expected, Tolerance(16), what="y")
+    Traceback (most recent call last):
+    ...
+    fidelity.gates.compare.GateFailure: y: 1 of 2 elements differ beyond 16 x eps(float32) = 1.91e-06 relative, floor 1e-30; worst at index (1,): got 2.0999999046325684, expected 2.0, |diff| 0.0999999, relative 0.05 (2.62e+04 x the bound). reading=0.0499999523
+    """
     dtype = dtype or actual.dtype
     if actual.shape != expected.shape:
         # A shape mismatch is not this gate's assertion: it is "red for another reason".
@@ -78,7 +121,21 @@ def _times(worst: float, rtol: float) -> str:
 
 def assert_bound(value: float, *, at_most: float | None = None, at_least: float | None = None,
                  what: str, reading_name: str = "reading") -> float:
-    """Assert a scalar reading lies within stated bounds; record it either way."""
+    """Assert that a scalar `value` lies within `at_least` .. `at_most` (either may be None: no bound on
+    that side); record it as the gate's reading either way and return it as a float.
+
+    For a reading that is not an elementwise comparison: a count of differences (at_most=0), a ratio
+    (at_least=0.5), a separation in tolerances. `what` names the reading in the failure message; a
+    failure raises `GateFailure` carrying `value` as its reading.
+
+    >>> from fidelity.gates.compare import assert_bound
+    >>> assert_bound(0.93, at_least=0.5, what="output change / oracle change")
+    0.93
+    >>> assert_bound(3, at_most=0, what="results that differ")
+    Traceback (most recent call last):
+    ...
+    fidelity.gates.compare.GateFailure: results that differ: reading 3 is not <= 0. reading=3
+    """
     value = float(value)
     readings.record(value, reading_name, by_comparison=True)
     low_ok = at_least is None or value >= at_least

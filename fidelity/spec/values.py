@@ -55,7 +55,18 @@ def equation_ids(specs_dir: Path | str | None = None) -> frozenset[str]:
 
 
 def spec_value_exact(equation_id: str, specs_dir: Path | str | None = None) -> sympy.Rational:
-    """The `value:` of `equation_id` as an exact rational (1e-20 is 10^-20, not the nearest double)."""
+    """The `value:` of `equation_id` as an exact sympy Rational (1e-20 is 10^-20, not the nearest double),
+    for an oracle that computes exactly.
+
+    - `equation_id`: a spec equation id of kind `constant` or `init` that carries `value:`.
+    - `specs_dir`: the specs folder to read; default, the current project's (`specs` in its pyproject).
+
+    NoSpecValue (a LookupError) when the id is not in the specs or has no `value:`, saying which.
+
+    >>> from fidelity.spec.values import spec_value_exact
+    >>> spec_value_exact("attnres.eps")  # in this repository's specs: value: "1e-6"
+    1/1000000
+    """
     import sympy  # here, not at the top: equation_ids is asked by gate collection, which needs no sympy
 
     values = _values(_specs_dir(specs_dir))
@@ -68,7 +79,19 @@ def spec_value_exact(equation_id: str, specs_dir: Path | str | None = None) -> s
 
 
 def spec_value(equation_id: str, specs_dir: Path | str | None = None) -> int | float:
-    """The `value:` of `equation_id` as Python shows a default: an int when whole and written so, else a float."""
+    """The `value:` of `equation_id` as Python writes a default: an int when whole and written so (`16`),
+    else a float (`"1e-6"`, `"-1/2"`, `2.0`). Read a default here, in an oracle or fixture builder, instead
+    of typing the number again: the spec stays its one home, and a gate holds a subject called without
+    the argument to what the oracle computed at this value. Arguments and errors as `spec_value_exact`.
+
+    >>> from fidelity.spec.values import spec_value
+    >>> spec_value("attnres.eps"), spec_value("attnres.rmsnorm_gain")  # this repository's specs
+    (1e-06, 1)
+    >>> spec_value("attnres.no_such_item")
+    Traceback (most recent call last):
+    ...
+    fidelity.spec.values.NoSpecValue: no equation 'attnres.no_such_item' in the specs; `fidelity list equations` lists them
+    """
     exact = spec_value_exact(equation_id, specs_dir)
     raw = _values(_specs_dir(specs_dir))[equation_id]
     if exact.q == 1 and not (isinstance(raw, float) or (isinstance(raw, str) and any(c in raw for c in ".eE/"))):

@@ -20,7 +20,7 @@ LAYERS = [
     {"discover"},
     {"check"},
     {"report"},
-    {"commands", "scaffold", "bench"},
+    {"commands", "scaffold", "bench", "docs_reference"},
     {"cli"},
     {"__main__", "__init__"},
 ]
