@@ -17,7 +17,7 @@ which one it is.
 from __future__ import annotations
 
 from fidelity.evidence.outcome import Outcome
-from fidelity.report import performance
+from fidelity.report import performance, verdict
 from fidelity.report.anchors import (claim_ref, eq_ref, evidence_id, finding_id, gate_ref, gate_short, mutant_id, mutant_ref,
                                      pert_ref, ref_id)
 from fidelity.report.blocks import (Bullets, Code, CodeBlock, Document, Heading, Link, Long, Num, Para, Plot, Ref,
@@ -117,44 +117,13 @@ def basis_tag(basis: str):
 
 # ---------------------------------------------------------------- top of the page
 
-def _totals(ledger: dict) -> dict:
-    keys = ("implemented", "deviates", "implemented_accepted", "gates", "gates_accepted", "claims_refuted",
-            "perturbations", "blind_spots", "weak")
-    return {k: sum(s[k] for s in ledger["summary"]) for k in keys}
-
-
-def _verdict(ledger: dict) -> tuple[bool, str]:
-    """(every claim holds as far as checked, the one sentence that says so or says what is open)."""
-    t = _totals(ledger)
-    claimed = t["implemented"] + t["deviates"]
-    open_items = []
-    if t["implemented_accepted"] < claimed:
-        open_items.append(f"{claimed - t['implemented_accepted']} of {claimed} implemented equations have no "
-                          "accepted gate")
-    if t["blind_spots"]:
-        open_items.append(f"{t['blind_spots']} of {t['perturbations']} perturbations are blind spots")
-    found = _discovery_counts(ledger)
-    if found["unexplained"] or found["undecided"]:
-        open_items.append(f"discovery left {found['unexplained']} blind spots unexplained and "
-                          f"{found['undecided']} mutants undecided")
-    if t["claims_refuted"]:
-        open_items.append(f"{t['claims_refuted']} stated numbers are refuted by the oracles")
-    if t["weak"]:
-        open_items.append(f"{t['weak']} separations are weak")
-    if not open_items:
-        return True, (f"Faithful as far as checked: every one of the {claimed} implemented equations is held by an "
-                      "accepted gate, no perturbation is a blind spot, no stated number is refuted.")
-    return False, "Not yet shown faithful: " + "; ".join(open_items) + "."
-
-
 def newest_evidence(ledger: dict) -> str | None:
     """The newest `recorded_at` of the evidence records (ISO 8601 UTC strings sort as times)."""
     return max((e["recorded_at"] for e in ledger["evidence"] if e["recorded_at"]), default=None)
 
 
 def _at_a_glance(doc: Document, ledger: dict) -> None:
-    good, sentence = _verdict(ledger)
-    doc.add(Para((Tag("verdict", "passed" if good else "failed"), " ", Strong(sentence))))
+    doc.add(*verdict.blocks(ledger))
     inp = ledger["inputs"]
     doc.add(Para(("Evidence from ", str(inp["evidence_records"]), " records (", str(inp["current_records"]),
                   " current), the newest recorded ", Strong(newest_evidence(ledger) or "never"),
@@ -250,18 +219,10 @@ def _intro(doc: Document, ledger: dict) -> None:
                       " collection errors.")))
 
 
-def _discovery_counts(ledger: dict, paper: str | None = None) -> dict:
-    """What discovery found in the project's own modules (those of `paper`'s equations, or all):
-    blind spots, how many of them no entry explains, and undecided mutants."""
-    entries = [e for e in ledger.get("discovery", {}).get("modules", {}).values()
-               if paper is None or paper in e["papers"]]
-    return {k: sum(e["summary"][k] for e in entries) for k in ("blind_spots", "unexplained", "undecided")}
-
-
 def _summary(doc: Document, ledger: dict) -> None:
     rows = []
     for s in ledger["summary"]:
-        found = _discovery_counts(ledger, s["paper"])
+        found = verdict.discovery_counts(ledger, s["paper"])
         rows.append((Link(s["paper"], "#" + anchor("paper", s["paper"])), s["title"],
                      f"{s['implemented']} / {s['deviates']} / {s['not_implemented']}",
                      f"{s['implemented_accepted']} of {s['implemented'] + s['deviates']}",
@@ -851,7 +812,7 @@ def _weak_gates(doc: Document, p: dict) -> None:
                   "(a reading named 'rtol'); a distance of 0 is weak under any tolerance. Nothing else is "
                   "guessed.")))
 
-    def verdict(r):
+    def judged(r):
         if r["separation"] is None:
             return (Tag("not computed", "skipped"), ": " + r["why_not"])
         tag = Tag("WEAK", "failed") if r["weak"] else Tag("ok", "passed")
@@ -866,7 +827,7 @@ def _weak_gates(doc: Document, p: dict) -> None:
                          (Code(r["prediction"]), (" " + r["description"]) if r.get("description") else ""),
                          r["field"] or DASH,
                          reading(r["relative_distance"], 6), gate_codes([r["gate"]] if r["gate"] else r["readers"]),
-                         num(r["rtol"]), num(r["separation"], 4), verdict(r)) for r in rows)))
+                         num(r["rtol"]), num(r["separation"], 4), judged(r)) for r in rows)))
 
 
 def _claim_ledger(doc: Document, p: dict) -> None:

@@ -1,0 +1,96 @@
+"""The verdict at the top of the ledger: three questions a reader asks, answered apart.
+
+1. Is the implementation faithful? Gates, evidence, perturbations caught, blind spots.
+2. Which numbers in the sources are wrong? Refuted claims: a finding about the paper (or
+   the document that states the number), never a failure of the implementation (README,
+   "claims"), so they never make the first answer "no".
+3. Which gates separate a perturbation only weakly? A separation under 10 tolerances: the
+   gate tells the wrong value apart, with little margin. A weakness of the gates, not of
+   the implementation.
+
+One sentence each, with the papers it concerns linked to their sections, so a newcomer
+reads each answer for what it is and knows where to look next.
+"""
+from __future__ import annotations
+
+from fidelity.report.blocks import Link, Para, Strong, Tag, anchor
+
+FAITHFUL_Q = "Is the implementation faithful?"
+SOURCES_Q = "Which numbers in the papers are wrong?"
+WEAK_Q = "Which gates tell a perturbation apart only weakly?"
+
+
+def discovery_counts(ledger: dict, paper: str | None = None) -> dict:
+    """What discovery found in the project's own modules (those of `paper`'s equations, or all):
+    blind spots, how many of them no entry explains, and undecided mutants."""
+    entries = [e for e in ledger.get("discovery", {}).get("modules", {}).values()
+               if paper is None or paper in e["papers"]]
+    return {k: sum(e["summary"][k] for e in entries) for k in ("blind_spots", "unexplained", "undecided")}
+
+
+def totals(ledger: dict) -> dict:
+    keys = ("implemented", "deviates", "implemented_accepted", "gates", "gates_accepted", "claims_confirmed",
+            "claims_refuted", "claims_unchecked", "perturbations", "blind_spots", "weak")
+    return {k: sum(s[k] for s in ledger["summary"]) for k in keys}
+
+
+def _per_paper(ledger: dict, key: str, section: str) -> tuple:
+    """' (paper N, paper M)': each paper with a count of `key`, linked to its `section`."""
+    items = [(Link(f"{s['paper']}: {s[key]}", "#" + anchor(s["paper"], section)),)
+             for s in ledger["summary"] if s[key]]
+    out: list = [" ("]
+    for i, item in enumerate(items):
+        out += [", ", *item] if i else list(item)
+    return tuple(out + [")"])
+
+
+def faithful(ledger: dict) -> tuple[bool, str]:
+    """(shown faithful as far as checked, the answer): gates, perturbations, discovery; no claim, no separation."""
+    t = totals(ledger)
+    claimed = t["implemented"] + t["deviates"]
+    caught = t["perturbations"] - t["blind_spots"]
+    open_items = []
+    if t["implemented_accepted"] < claimed:
+        open_items.append(f"{claimed - t['implemented_accepted']} of {claimed} implemented equations have no "
+                          "accepted gate (a gate seen red under a perturbation and green without it)")
+    if t["blind_spots"]:
+        open_items.append(f"{t['blind_spots']} of {t['perturbations']} perturbations are blind spots: no gate "
+                          "caught them")
+    found = discovery_counts(ledger)
+    if found["unexplained"] or found["undecided"]:
+        open_items.append(f"discovery left {found['unexplained']} blind spots unexplained and "
+                          f"{found['undecided']} mutants undecided")
+    if not open_items:
+        return True, (f"Yes, as far as checked: each of the {claimed} implemented equations is held by an accepted "
+                      f"gate (seen red under a perturbation, green without it), all {caught} perturbations were "
+                      "caught, and discovery left no blind spot unexplained.")
+    return False, "Not yet shown: " + "; ".join(open_items) + "."
+
+
+def blocks(ledger: dict) -> list:
+    """The three answers, one paragraph each."""
+    good, answer = faithful(ledger)
+    t = totals(ledger)
+    stated = t["claims_confirmed"] + t["claims_refuted"] + t["claims_unchecked"]
+    if t["claims_refuted"]:
+        sources = (Tag(f"{t['claims_refuted']} refuted", "other"), " ", Strong(SOURCES_Q), " ",
+                   f"{t['claims_refuted']} of the {stated} numbers the papers state are refuted by the oracles",
+                   *_per_paper(ledger, "claims_refuted", "claims"),
+                   ". A refuted number is a finding about the paper, not a failure of the implementation: "
+                   f"the oracles compute a different value. {t['claims_confirmed']} are confirmed, "
+                   f"{t['claims_unchecked']} unchecked.")
+    else:
+        sources = (Tag("none refuted", "passed"), " ", Strong(SOURCES_Q), " ",
+                   f"None that was checked: of the {stated} numbers the papers state, {t['claims_confirmed']} are "
+                   f"confirmed by the oracles and {t['claims_unchecked']} unchecked.")
+    if t["weak"]:
+        weak = (Tag(f"{t['weak']} weak", "other"), " ", Strong(WEAK_Q), " ",
+                f"{t['weak']} separations are under 10 tolerances", *_per_paper(ledger, "weak", "weak-gates"),
+                ": the gate tells the perturbation's predicted value from the right one, but with little margin. "
+                "A weakness of the gates, not a failure of the implementation.")
+    else:
+        weak = (Tag("none weak", "passed"), " ", Strong(WEAK_Q), " ",
+                "None: every computed separation is at least 10 tolerances.")
+    return [Para((Tag("faithful" if good else "not yet shown faithful", "passed" if good else "failed"), " ",
+                  Strong(FAITHFUL_Q), " ", answer)),
+            Para(sources), Para(weak)]
