@@ -4,6 +4,8 @@ accepted gate; every perturbation must be caught by at least one gate.
 
 Evidence is current only while the hashes of the gate's file, the target's source,
 the fixtures it read and the perturbation's edits all match what ran.
+A problem that only stale evidence causes (its stale record accepted the gate when it ran) is
+said as one line per target module after the real failures (stale_evidence.py).
 """
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fidelity import project
+from fidelity.check import stale_evidence
+from fidelity.check.stale_evidence import Problem
 from fidelity.evidence import listed_gates, paths, store, verdict
 from fidelity.evidence.record import CLEAN_RUNS
 from fidelity.spec.catalogue import perturbation_order
@@ -95,54 +99,93 @@ def judge_evidence(cat) -> JudgedEvidence:
 
 
 def run(cat, args, say, gate_rows: list[dict] | None = None, evidence: JudgedEvidence | None = None) -> dict:
-    """The stage's verdict on the gate suite's `gate_rows`, from `evidence` (default: judged now)."""
+    """The stage's verdict on the gate suite's `gate_rows`, from `evidence` (default: judged now). The text
+    says the real failures first and stale evidence as one line per target module (stale_evidence.py);
+    the result keeps every problem's sentence."""
     here = project.current()
     evidence = evidence or judge_evidence(cat)
     spec_of, judged, bad = evidence.spec_of, evidence.judged, evidence.bad
     acceptance, caught = _acceptance(judged, spec_of)
     gate_rows = gate_rows or []
+    stale = stale_evidence.StaleAcceptances(judged)
     # a record that cannot be read is named, never skipped: another record may accept its gate,
     # but nobody can say what the bad one held
-    problems = [f"evidence record {here.relative(f)} is not valid ({why}): {todo}" for f, why, todo in bad]
+    problems = [Problem(f"evidence record {here.relative(f)} is not valid ({why}): {todo}") for f, why, todo in bad]
+    problems += _gate_problems(gate_rows, acceptance, stale)
+    # what the runner refuses though another perturbation accepts the gate: a listed gate not red under
+    # its perturbation, a gate name the suite does not have (judged only when the suite was collected)
+    known = {row["gate"] for row in gate_rows} if gate_rows else None
+    refused = listed_gates.refusals(spec_of, judged, known)
+    problems += [_refusal_problem(r, stale) for r in refused]
+    equations, uncovered = _equations(cat, gate_rows, stale)
+    problems += uncovered
+    perturbations, uncaught = _perturbation_rows(cat, caught, refused, stale)
+    problems += uncaught
+    for line in stale_evidence.text_lines(problems, limit=40):
+        say(f"evidence  RED  {line}")
+    accepted = sum(1 for r in gate_rows if r.get("accepted"))
+    say(f"evidence  {'ok ' if not problems else 'RED'}  {accepted}/{len(gate_rows)} gates accepted, "
+        f"{sum(1 for p in perturbations if p['caught_by'])}/{len(perturbations)} perturbations caught"
+        + (f", {len(refused)} listed gates refused" if refused else ""))
+    return {"stage": "evidence", "ok": not problems, "problems": [p.text for p in problems],
+            "stale_evidence": stale_evidence.by_module(problems), "equations": equations,
+            "perturbations": perturbations}
+
+
+def _gate_problems(gate_rows: list[dict], acceptance: dict, stale: stale_evidence.StaleAcceptances) -> list[Problem]:
+    """Marks each row accepted or not (and by what); a problem per gate not accepted."""
+    out = []
     for row in gate_rows:
         acc = acceptance.get(row["gate"], {"accepted": False, "by": [], "stale": [], "not_red": []})
         row["accepted"] = acc["accepted"]
         row["accepted_by"] = sorted({e["perturbation"] for e in acc["by"]})
         row["stale_evidence"] = acc["stale"]
         if not acc["accepted"]:
-            problems.append(f"gate {row['gate']} is not accepted ({why_not_accepted(acc)}): {what_to_run(acc)}")
-    # what the runner refuses though another perturbation accepts the gate: a listed gate not red under
-    # its perturbation, a gate name the suite does not have (judged only when the suite was collected)
-    known = {row["gate"] for row in gate_rows} if gate_rows else None
-    refused = listed_gates.refusals(spec_of, judged, known)
-    problems += [r.sentence() for r in refused]
+            out.append(Problem(f"gate {row['gate']} is not accepted ({why_not_accepted(acc)}): {what_to_run(acc)}",
+                               "gate", tuple(stale.of_gate.get(row["gate"], ()))))
+    return out
+
+
+def _refusal_problem(r: listed_gates.Refusal, stale: stale_evidence.StaleAcceptances) -> Problem:
+    """A refused listed gate is stale-caused when its record under the perturbation is stale and accepted it."""
+    j = stale.of_pair.get((r.perturbation, r.gate)) if r.why == "no current record" else None
+    return Problem(r.sentence(), "listed gate", (j,) if j else ())
+
+
+def _equations(cat, gate_rows: list[dict], stale: stale_evidence.StaleAcceptances) -> tuple[list[dict], list[Problem]]:
+    """Each equation with the accepted gates that cover it; a problem per implemented one none covers
+    (stale-caused when every gate that names it is held back only by stale records)."""
     covered: dict[str, list[str]] = {}
+    naming: dict[str, list[str]] = {}
     for row in gate_rows:
-        if row.get("accepted"):
-            for eq in row["equations"]:
+        for eq in row["equations"]:
+            naming.setdefault(eq, []).append(row["gate"])
+            if row.get("accepted"):
                 covered.setdefault(eq, []).append(row["gate"])
-    equations = []
+    equations, problems = [], []
     for eq in cat.equations.values():
         by = sorted(covered.get(eq.id, []))
         equations.append({"id": eq.id, "paper": eq.paper, "tier": eq.data["tier"], "status": eq.data["status"],
                           "covered_by": by})
         if eq.data["status"] in ("implemented", "deviates") and not by:
-            problems.append(f"equation {eq.id} ({eq.data['status']}) is covered by no accepted gate")
-    perturbations = []
+            gates = naming.get(eq.id, [])
+            held = gates and all(stale.of_gate.get(g) for g in gates)
+            problems.append(Problem(f"equation {eq.id} ({eq.data['status']}) is covered by no accepted gate",
+                                    "equation", tuple(j for g in gates for j in stale.of_gate[g]) if held else ()))
+    return equations, problems
+
+
+def _perturbation_rows(cat, caught: dict, refused: list, stale: stale_evidence.StaleAcceptances
+                       ) -> tuple[list[dict], list[Problem]]:
+    """Each perturbation with the gates that catch it; a problem per one none catches (stale-caused when a
+    stale record of it accepted its gate)."""
+    rows, problems = [], []
     for p in cat.perturbations.values():
         by = sorted(caught.get(p.id, []))
-        perturbations.append({"id": p.id, "title": p.data["title"], "caught_by": by,
-                              "refused": [{"gate": r.gate, "why": r.why} for r in refused if r.perturbation == p.id]})
+        rows.append({"id": p.id, "title": p.data["title"], "caught_by": by,
+                     "refused": [{"gate": r.gate, "why": r.why} for r in refused if r.perturbation == p.id]})
         if not by:
-            problems.append(f"perturbation {p.id} ({p.data['title']}) is caught by no gate with current evidence "
-                            f"(a blind spot, or evidence missing/stale)")
-    for msg in problems[:40]:
-        say(f"evidence  RED  {msg}")
-    if len(problems) > 40:
-        say(f"evidence  ... and {len(problems) - 40} more")
-    accepted = sum(1 for r in gate_rows if r.get("accepted"))
-    say(f"evidence  {'ok ' if not problems else 'RED'}  {accepted}/{len(gate_rows)} gates accepted, "
-        f"{sum(1 for p in perturbations if p['caught_by'])}/{len(perturbations)} perturbations caught"
-        + (f", {len(refused)} listed gates refused" if refused else ""))
-    return {"stage": "evidence", "ok": not problems, "problems": problems,
-            "equations": equations, "perturbations": perturbations}
+            problems.append(Problem(f"perturbation {p.id} ({p.data['title']}) is caught by no gate with current "
+                                    f"evidence (a blind spot, or evidence missing/stale)", "perturbation",
+                                    tuple(stale.of_perturbation.get(p.id, ()))))
+    return rows, problems

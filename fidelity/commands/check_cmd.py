@@ -18,6 +18,11 @@ Stages, in order (if the specs do not load, no later stage runs):
   discovery every blind spot `fidelity discover` recorded in the project's code
             is closed by a gate or explained beside its equation in the spec
 
+In the text, what failed comes first: evidence that an edit made stale (records
+that accepted their gate when they ran) is one line per target module, saying
+what it holds back and the `fidelity perturb` command that re-runs it, after the
+real failures; --json (and --json-file) lists every problem, stale ones included.
+
 --changed runs, of the gate suite, only the instances whose inputs changed since
 the last check on this machine (each instance's results are kept in the cache
 under a hash of what it reads); the others' results, red ones included, are read
