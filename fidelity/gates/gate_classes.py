@@ -48,5 +48,12 @@ MODULE_ONLY = ("init_through_module", "parameters_alive", "train_eval")
 
 
 def applies(gate_class: str, mechanism_kind: str) -> bool:
-    """Whether `gate_class` can hold a mechanism of `mechanism_kind` ("function" or "module")."""
+    """Whether `gate_class` can hold a mechanism of `mechanism_kind` ("function" or "module").
+
+    >>> from fidelity.gates.gate_classes import GATE_CLASSES, applies
+    >>> applies("stateless", "function"), applies("train_eval", "function"), applies("train_eval", "module")
+    (True, False, True)
+    >>> GATE_CLASSES["parameters_alive"]
+    'moving each parameter moves the output by at least half what the oracle says'
+    """
     return mechanism_kind == "module" or gate_class not in MODULE_ONLY

@@ -83,7 +83,23 @@ def describe_dead(magnitudes: Mapping[str, float], dead: list[str], dtype: torch
 
 def assert_gradients_reach(forward: Callable[[], object], tensors: Mapping[str, torch.Tensor], *, what: str,
                            seed: int = 0) -> int:
-    """Every named tensor gets a gradient that matters; the reading `dead_gradients` counts those that do not."""
+    """Every named tensor gets a gradient that matters; the reading `dead_gradients` counts those that do not.
+
+    `forward` computes the output from `tensors` (name -> leaf with requires_grad: the inputs and the module's
+    parameters, e.g. dict(module.named_parameters())); `seed` seeds the cotangent.
+
+    >>> import torch
+    >>> from fidelity.gates.gradient_reach import assert_gradients_reach
+    >>> linear = torch.nn.Linear(3, 2, dtype=torch.float64)
+    >>> x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    >>> assert_gradients_reach(lambda: linear(x), {"x": x, **dict(linear.named_parameters())}, what="linear")
+    0.0
+    >>> detached = lambda: torch.nn.functional.linear(x, linear.weight.detach(), linear.bias)
+    >>> assert_gradients_reach(detached, {"x": x, **dict(linear.named_parameters())}, what="a detached weight")
+    Traceback (most recent call last):
+    ...
+    fidelity.gates.compare.GateFailure: a detached weight: dead (max |grad| 0 or at most 32 eps = 7.11e-15 of the largest, float64): 'weight' 0; ... reading=1
+    """
     dtype = _coarsest(tensors)
     magnitudes = gradient_magnitudes(forward, tensors, seed=seed)
     dead = dead_among(magnitudes, dtype)

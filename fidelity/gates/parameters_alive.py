@@ -27,7 +27,26 @@ def rounding_of(output: torch.Tensor) -> float:
 
 
 def assert_moves_output(before: torch.Tensor, after: torch.Tensor, oracle_change: float, *, what: str) -> float:
-    """max |after - before| / oracle_change >= ALIVE_AT_LEAST; the reading `change_ratio` is that ratio."""
+    """max |after - before| / oracle_change >= ALIVE_AT_LEAST; the reading `change_ratio` is that ratio.
+
+    `before` and `after` are the subject's outputs on the same input before and after the gate moved one
+    parameter by the fixture's step; `oracle_change` is the oracle's max |output change| for that step
+    (the fixture's). ValueError (red for another reason) when the oracle's change is not above rounding.
+
+    >>> import torch
+    >>> from fidelity.gates.parameters_alive import assert_moves_output
+    >>> linear = torch.nn.Linear(2, 2, dtype=torch.float64)
+    >>> x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    >>> before = linear(x).detach()
+    >>> with torch.no_grad():
+    ...     linear.bias += 0.1  # the step; the oracle says every output moves by 0.1
+    >>> round(assert_moves_output(before, linear(x).detach(), 0.1, what="bias"), 6)
+    1.0
+    >>> assert_moves_output(before, before.clone(), 0.1, what="a bias the forward never reads")
+    Traceback (most recent call last):
+    ...
+    fidelity.gates.compare.GateFailure: a bias the forward never reads: output change 0 against the oracle's 0.1: reading 0 is not >= 0.5. reading=0
+    """
     if not oracle_change > 0:
         raise ValueError(f"{what}: the oracle's change must be positive to bound a parameter's effect, "
                          f"got {oracle_change!r}")

@@ -27,7 +27,25 @@ def outcome_of(run: Callable[[], object]) -> str:
 
 
 def assert_behaves_as_documented(run: Callable[[], object], error: type[BaseException] | None, *, case: str) -> float:
-    """run() raises exactly `error` (or returns, when error is None); the reading `as_documented` is 1 or 0."""
+    """run() raises exactly `error` (or returns, when error is None); the reading `as_documented` is 1 or 0.
+
+    `run` makes the one call the case is about (a closure over the subject and its arguments); `case` names
+    it in the message. A subclass of `error` is not `error`: the interface names the exact type.
+
+    >>> import torch
+    >>> from fidelity.gates.refusals import assert_behaves_as_documented
+    >>> def softmax(z, temperature=1.0):  # a subject that guards as its interface says
+    ...     if temperature <= 0:
+    ...         raise ValueError("the temperature must be positive")
+    ...     return (z / temperature).softmax(-1)
+    >>> z = torch.tensor([1.0, 2.0])
+    >>> assert_behaves_as_documented(lambda: softmax(z, temperature=0.0), ValueError, case="T = 0")
+    1.0
+    >>> assert_behaves_as_documented(lambda: (z / 0.0).softmax(-1), ValueError, case="T = 0")  # no guard
+    Traceback (most recent call last):
+    ...
+    fidelity.gates.compare.GateFailure: T = 0: the interface says ValueError, the subject returned: reading 0 is not >= 1. reading=0
+    """
     happened = outcome_of(run)
     want = RETURNED if error is None else error.__name__
     return assert_bound(1 if happened == want else 0, at_least=1, reading_name="as_documented",

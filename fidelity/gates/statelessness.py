@@ -8,14 +8,14 @@ and its outputs may not differ for a thousand calls. So state is read, not waite
 (fidelity.gates.state_snapshot: the modules and objects it holds, whatever package defined them, the
 implementation's modules and their globals, the RNGs; infrastructure caches are not read), then calls
 
-  B' `fresh_other`, where given: B on an object nothing else has called (a module the gate built from
-     the subject's factory with the same seed as the used one; for a function subject, the function
-     itself, called before the gate's other calls: a function has no object to build afresh, and its
-     state lives in the modules S0 reads, so "fresh" means before this gate's calls, not before any
-     call in the process: that order-free check is the snapshot's);
-  A  the gate's call, on the object under test (the first call on it included);
-  B  the same object on other input values of the same shapes and dtypes;
-  A  again.
+- B' `fresh_other`, where given: B on an object nothing else has called (a module the gate built from
+  the subject's factory with the same seed as the used one; for a function subject, the function
+  itself, called before the gate's other calls: a function has no object to build afresh, and its
+  state lives in the modules S0 reads, so "fresh" means before this gate's calls, not before any
+  call in the process: that order-free check is the snapshot's);
+- A  the gate's call, on the object under test (the first call on it included);
+- B  the same object on other input values of the same shapes and dtypes;
+- A  again.
 
 A snapshot follows every call. Red when A's two results differ in any bit (NaN equal to NaN in the
 same place), when B's results are A's bit for bit (a memo or cache keyed on something other than the
@@ -84,7 +84,26 @@ def assert_stateless(call: Callable[[], object], other: Callable[[], object], *,
     subject's declared kept state (declared_kept_state); `cause` the spec items a difference is attributed to
     (the paper's state item, e.g. "mhc.stateless": state kept between calls breaks every equation at once, and
     its finding belongs under its cause, not under each equation). Floating tensors in the results are compared,
-    named by their place in the result (a dict's keys, a tuple's positions)."""
+    named by their place in the result (a dict's keys, a tuple's positions).
+
+    >>> import torch
+    >>> from fidelity.gates.statelessness import assert_stateless
+    >>> a, b = torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0])
+    >>> double = lambda x: 2 * x
+    >>> assert_stateless(lambda: double(a), lambda: double(b), what="double", objects={"double": double})
+    0.0
+    >>> class FirstAnswer:  # memoises its first output: any gate that calls a fresh object once passes it
+    ...     first = None
+    ...     def __call__(self, x):
+    ...         self.first = 2 * x if self.first is None else self.first
+    ...         return self.first
+    >>> memo = FirstAnswer()
+    >>> assert_stateless(lambda: memo(a), lambda: memo(b), what="memo", objects={"memo": memo})
+    Traceback (most recent call last):
+    ...
+    fidelity.gates.compare.GateFailure: memo: A, B (other inputs), A again on one object: 2 difference(s): ...
+    ... state memo.first: (absent) -> float32[2] cpu [2, 4] ... reading=2
+    """
     modules = modules if isinstance(modules, Mapping) else tuple(modules)
     roots = dict(modules=modules, implementation=imported(implementation), objects=dict(objects))
     states = [snapshot(**roots)]

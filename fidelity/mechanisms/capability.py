@@ -37,36 +37,44 @@ def device_type(device: torch.device | str) -> str:
 class Capability:
     """The dtypes, devices and gradient routes a subject drives for one mechanism.
 
-    dtypes    torch dtype names, e.g. ("float32", "float64")
-    devices   device types, e.g. ("cpu", "cuda")
-    backward  gradient routes among ROUTES, or ("none",) for a forward-only subject
-    lacks     optional inputs of the mechanism's interface the subject does not have, by parameter name
-              (e.g. ("gain",): a key norm with no learned gain). A gate to which the input is incidental
-              calls without it (the interface's None); a gate that holds it is not run, saying so
-              (fidelity.gates.optional_inputs)
-    note      one line on a limit the other fields cannot say (e.g. "cpu only under TRITON_INTERPRET=1")
-    streams   for a stack that takes a hidden and returns one (mhc_stack, hc_stack): its stream layout, one of
-              STREAM_LAYOUTS, or "" (not said). A gate that holds an identity only one layout shows through the
-              stack runs where that layout is declared and is not run elsewhere, saying so
-              (fidelity.gates.stream_layout)
-    readout   for replicated streams: how the stack reads them back into a hidden, one of READOUTS; "sum" (the
-              papers') unless said. A gate that holds what the readout makes of n copies of the hidden expects n
-              copies for "sum" and one for "mean" (fidelity.gates.stream_layout)
-    infers    factory arguments the package does not take but reads off its input, among INFERABLE: ("d",) for a
-              stack built without a width. The factory is still handed d (and drops it); a gate that asks the
-              package to refuse a d it never receives is not run, saying so (fidelity.gates.stream_layout)
-    keeps_state  state the subject changes on purpose between calls, as {path pattern: reason} (kept as a tuple
-              of pairs): e.g. {"rng:torch": "dropout draws from it in training mode"}. Patterns are fnmatch
-              patterns on the stateless gates' snapshot paths (fidelity.gates.state_snapshot: "rng:torch",
-              "*._kernels", "mypkg.core:_CACHE"); a pattern covers what lies under the path it matches. The
-              stateless gates do not count what a declaration covers and say what they were told, and a
-              declared pattern that nothing matched is said too (fidelity.gates.statelessness)
+    - `dtypes`: torch dtype names, e.g. ("float32", "float64")
+    - `devices`: device types, e.g. ("cpu", "cuda")
+    - `backward`: gradient routes among ROUTES, or ("none",) for a forward-only subject
+    - `lacks`: optional inputs of the mechanism's interface the subject does not have, by parameter name
+      (e.g. ("gain",): a key norm with no learned gain). A gate to which the input is incidental
+      calls without it (the interface's None); a gate that holds it is not run, saying so
+      (fidelity.gates.optional_inputs)
+    - `note`: one line on a limit the other fields cannot say (e.g. "cpu only under TRITON_INTERPRET=1")
+    - `streams`: for a stack that takes a hidden and returns one (mhc_stack, hc_stack): its stream layout, one of
+      STREAM_LAYOUTS, or "" (not said). A gate that holds an identity only one layout shows through the
+      stack runs where that layout is declared and is not run elsewhere, saying so
+      (fidelity.gates.stream_layout)
+    - `readout`: for replicated streams: how the stack reads them back into a hidden, one of READOUTS; "sum" (the
+      papers') unless said. A gate that holds what the readout makes of n copies of the hidden expects n
+      copies for "sum" and one for "mean" (fidelity.gates.stream_layout)
+    - `infers`: factory arguments the package does not take but reads off its input, among INFERABLE: ("d",) for a
+      stack built without a width. The factory is still handed d (and drops it); a gate that asks the
+      package to refuse a d it never receives is not run, saying so (fidelity.gates.stream_layout)
+    - `keeps_state`: state the subject changes on purpose between calls, as {path pattern: reason} (kept as a tuple
+      of pairs): e.g. {"rng:torch": "dropout draws from it in training mode"}. Patterns are fnmatch
+      patterns on the stateless gates' snapshot paths (fidelity.gates.state_snapshot: "rng:torch",
+      "*._kernels", "mypkg.core:_CACHE"); a pattern covers what lies under the path it matches. The
+      stateless gates do not count what a declaration covers and say what they were told, and a
+      declared pattern that nothing matched is said too (fidelity.gates.statelessness)
 
     A name none of these knows (a typo: "float33") is one of `problems`, which loading the subject
     reports, naming it. A gate instance outside the capability is not run; inside it, a subject
     that still cannot drive a case raises NotRun with the reason. A forward-only subject is called without
     `backward=`: every forward gate runs on it once, no gradient gate does, for function and module
     mechanisms alike (fidelity.gates.routes).
+
+    >>> import torch
+    >>> from fidelity.mechanisms import Capability
+    >>> drives = Capability(dtypes=("float32", "float64"), devices=("cpu", "cuda"), backward=("autograd",))
+    >>> drives.covers(dtype=torch.float32, device="cuda:1"), drives.covers(dtype=torch.float16), drives.problems
+    (True, False, ())
+    >>> Capability(dtypes=("float33",), devices=("cpu",), backward=("none",)).problems  # forward only, a typo
+    ("Capability.dtypes: 'float33' is not a torch dtype name (e.g. 'float32')",)
     """
 
     dtypes: tuple[str, ...]

@@ -8,6 +8,37 @@ Written inside `typing.Annotated`, so each fact is typed once, in the Protocol i
 
 Shapes are written in the paper's letters ([L, ..., d]); `..` / `...` are any leading axes;
 `[]` is a 0-dimensional tensor.
+
+A module mechanism documents its factory with Doc and the module it returns with Param (and Submodule);
+`fidelity show mechanism:NAME` prints them, and the gates read the parameter names from them:
+
+>>> from typing import Annotated, Protocol
+>>> import torch
+>>> from fidelity.mechanisms import Mechanism
+>>> from fidelity.mechanisms.docs import render_text
+>>> from fidelity.mechanisms.markers import Doc, Param
+>>> class GainModule(Protocol):
+...     "y = module(x) = g * x, over the last axis."
+...     gain: Annotated[torch.nn.Parameter, Param("[d]", "the gain g", init="1")]
+...     def forward(self, x: Annotated[torch.Tensor, Doc("the input x", shape="[..., d]")]
+...                 ) -> Annotated[torch.Tensor, Doc("g x", shape="[..., d]")]: ...
+>>> class GainFactory(Protocol):
+...     "module = factory(d): a learned gain of width d."
+...     def __call__(self, d: Annotated[int, Doc("the width d")]) -> GainModule: ...
+>>> GAIN = Mechanism(name="gain", summary="y = g x, g learned (demo Eq. 2)", kind="module",
+...                  interface=GainFactory, module_interface=GainModule, equations=("demo.eq2",))
+>>> print(render_text(GAIN).split("module GainModule")[1])
+<BLANKLINE>
+  y = module(x) = g * x, over the last axis.
+  parameters:
+    gain  [d]  init 1  the gain g
+  method forward(x) -> Tensor
+    arguments:
+      x  Tensor [..., d]  required  the input x
+    returns: Tensor [..., d]  g x
+  named_parameters() (every name a module of this interface registers):
+    gain  [d]
+<BLANKLINE>
 """
 from __future__ import annotations
 
@@ -17,7 +48,8 @@ from typing import Any, Mapping
 
 @dataclass(frozen=True)
 class Doc:
-    """An argument, a return value or a plain attribute: what it is and, for a tensor, its shape."""
+    """An argument, a return value or a plain attribute: `text`, what it is (in the paper's words and
+    letters), and, for a tensor, its `shape` in the paper's letters ("[..., d]"; None for a non-tensor)."""
 
     text: str
     shape: str | None = None
@@ -25,10 +57,13 @@ class Doc:
 
 @dataclass(frozen=True)
 class Param:
-    """A registered nn.Parameter: shape, meaning, initial value, and when it exists.
+    """A registered nn.Parameter, the attribute it annotates being its name.
 
-    when  constructor keywords -> values under which the parameter exists (empty: always), e.g.
-          {"learned_gain": True}; otherwise the module registers no parameter of that name.
+    - `shape`: in the paper's letters, e.g. "[L, d]"
+    - `text`: what it is, e.g. "the pseudo-query w_l"
+    - `init`: the value the factory initialises it to, as the paper states it ("0", "1", "N(0, 0.02)"), or None
+    - `when`: constructor keywords -> values under which the parameter exists (empty: always), e.g.
+      {"learned_gain": True}; otherwise the module registers no parameter of that name.
     """
 
     shape: str
@@ -41,7 +76,8 @@ class Param:
 class Submodule:
     """A registered child nn.Module; its own parameters appear as `<name>.<parameter>`.
 
-    The annotated type is the child's Protocol (itself documented with Param / Submodule).
+    The annotated type is the child's Protocol (itself documented with Param / Submodule); `text` says what
+    the child is, and `when` as for `Param`.
     """
 
     text: str

@@ -11,19 +11,56 @@ KINDS = ("function", "module")
 class Mechanism:
     """One mechanism: its name, what it computes, and its interface.
 
-    name              the key a Subject's `mechanisms` uses and a gate's `mechanism=` names
-    summary           one line
-    kind              "function": the subject provides a callable that `interface` describes;
-                      "module": the subject provides a factory (`interface`) returning an
-                      nn.Module that `module_interface` describes
-    interface         a typing.Protocol whose __call__ is the callable's or the factory's signature,
-                      documented with fidelity.mechanisms.markers (Doc in Annotated)
-    module_interface  for "module": the Protocol of the module the factory returns (Param,
-                      Submodule, plain attributes, methods); None for "function"
-    equations         spec equation ids (e.g. "mhc.eq9") whose gates hold this mechanism
-    factory_problem   optional: what is wrong with a subject's callable or factory for this mechanism that
-                      its signature shows (one sentence), or None; loading the subject reports it, so a
-                      shape the gates cannot use is one line, not an error in every gate instance
+    - `name`: the key a Subject's `mechanisms` uses and a gate's `mechanism=` names (an identifier)
+    - `summary`: one line
+    - `kind`: "function": the subject provides a callable that `interface` describes;
+      "module": the subject provides a factory (`interface`) returning an nn.Module that
+      `module_interface` describes
+    - `interface`: a typing.Protocol whose __call__ is the callable's or the factory's signature,
+      documented with fidelity.mechanisms.markers (Doc in Annotated)
+    - `module_interface`: for "module", the Protocol of the module the factory returns (Param,
+      Submodule, plain attributes, methods); None for "function"
+    - `equations`: spec equation ids (e.g. "mhc.eq9") whose gates hold this mechanism
+    - `factory_problem`: optional, what is wrong with a subject's callable or factory for this mechanism
+      that its signature shows (one sentence), or None; loading the subject reports it, so a shape the
+      gates cannot use is one line, not an error in every gate instance
+
+    A project lists its declarations in pyproject's `mechanisms` ("my_pkg.mechanism:MECHANISM");
+    `fidelity show mechanism:NAME` prints one as below. A declaration that is inconsistent is refused
+    at construction, saying what to fix.
+
+    >>> from typing import Annotated, Protocol
+    >>> import torch
+    >>> from fidelity.mechanisms import Mechanism
+    >>> from fidelity.mechanisms.docs import render_text
+    >>> from fidelity.mechanisms.markers import Doc
+    >>> class Scale(Protocol):
+    ...     "y = fn(x, *, factor=2): every element times `factor`."
+    ...     def __call__(self, x: Annotated[torch.Tensor, Doc("the input x", shape="[..., d]")], *,
+    ...                  factor: Annotated[float, Doc("the factor c")] = 2.0,
+    ...                  ) -> Annotated[torch.Tensor, Doc("y = c x", shape="[..., d]")]: ...
+    >>> SCALE = Mechanism(name="scale", summary="y = c x (demo Eq. 1)", kind="function", interface=Scale,
+    ...                   module_interface=None, equations=("demo.eq1",))
+    >>> print(render_text(SCALE))
+    mechanism scale (function)
+      y = c x (demo Eq. 1)
+      equations: demo.eq1
+      declared in: ...
+      a subject provides: a callable with this signature
+      refusals: raise NotRun(reason) (fidelity.mechanisms.NotRun) for what the subject cannot drive: reported as not run, never failed
+    <BLANKLINE>
+    callable Scale: fn(x, *, factor=2.0) -> Tensor
+      y = fn(x, *, factor=2): every element times `factor`.
+      arguments:
+        x       Tensor [..., d]  required     the input x
+        factor  float            default 2.0  the factor c
+      returns: Tensor [..., d]  y = c x
+    <BLANKLINE>
+    >>> Mechanism(name="scale", summary="y = c x", kind="module", interface=Scale, module_interface=None,
+    ...           equations=("demo.eq1",))
+    Traceback (most recent call last):
+    ...
+    ValueError: mechanism 'scale': a 'module' mechanism needs a module_interface, a 'function' mechanism has none
     """
 
     name: str

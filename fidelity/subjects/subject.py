@@ -17,18 +17,38 @@ __all__ = ["Capability", "NotRun", "Subject"]
 class Subject:
     """One implementation under test.
 
-    name               short id printed in the run header ("torch", "triton", ...)
-    description        one line for the report
-    mechanisms         mechanism name -> callable or module factory (`fidelity list mechanisms` lists the
-                       known ones and `fidelity show mechanism:NAME` their interfaces; any name is accepted,
-                       fidelity.mechanisms.undeclared_mechanisms says which no known Mechanism declares)
-    capabilities       mechanism name -> Capability: the dtypes, devices and gradient routes it drives
-    unavailable_reason returns None when the subject can run here, else why it cannot
-    modules            mechanism name -> the importable modules whose source implements it; the
-                       perturbation runner uses this to find the gates that cover a patched module
+    - `name`: short id printed in the run header ("torch", "triton", ...)
+    - `description`: one line for the report
+    - `mechanisms`: mechanism name -> callable or module factory (`fidelity list mechanisms` lists the
+      known ones and `fidelity show mechanism:NAME` their interfaces; any name is accepted,
+      fidelity.mechanisms.undeclared_mechanisms says which no known Mechanism declares)
+    - `capabilities`: mechanism name -> Capability: the dtypes, devices and gradient routes it drives
+    - `unavailable_reason`: returns None when the subject can run here, else why it cannot
+    - `modules`: mechanism name -> the importable modules whose source implements it; the
+      perturbation runner uses this to find the gates that cover a patched module
 
     What a subject cannot drive inside its capabilities (a convention, a layout, a parameter) it
     refuses by raising NotRun(reason): reported as not run, never passed and never failed.
+    A project lists its subjects in pyproject's `subjects` ("my_pkg.subject:SUBJECT"); a gate receives
+    each as its `subject` argument and calls `subject.get(mechanism)`.
+
+    >>> import torch
+    >>> from fidelity.mechanisms import Capability
+    >>> from fidelity.subjects.subject import Subject
+    >>> def scale(x, *, factor=2.0):
+    ...     return factor * x
+    >>> SUBJECT = Subject(name="demo", description="demo: y = c x in PyTorch", mechanisms={"scale": scale},
+    ...                   capabilities={"scale": Capability(dtypes=("float32", "float64"), devices=("cpu",),
+    ...                                                     backward=("autograd",))},
+    ...                   unavailable_reason=lambda: None, modules={"scale": ("demo.scale",)})
+    >>> SUBJECT.problems(), SUBJECT.supports("scale", "autograd", dtype=torch.float64, device="cpu")
+    ([], True)
+    >>> SUBJECT.get("scale")(torch.tensor([1.0, 2.0]))
+    tensor([2., 4.])
+    >>> SUBJECT.get("gain")
+    Traceback (most recent call last):
+    ...
+    fidelity.mechanisms.refusal.NotRun: subject 'demo' does not implement 'gain'
     """
 
     name: str

@@ -27,7 +27,13 @@ def this_repository_is_the_project(monkeypatch):
 
 def _examples(module_name: str) -> list[doctest.DocTest]:
     module = importlib.import_module(module_name)
-    return [t for t in doctest.DocTestFinder(exclude_empty=True).find(module, module_name) if t.examples]
+    tests = [t for t in doctest.DocTestFinder(exclude_empty=True).find(module, module_name) if t.examples]
+    for test in tests:
+        # each example runs as a reader's own code: it imports what it uses (nothing of the documented module's
+        # namespace is given), it does not inherit the module's `from __future__ import annotations`, and a
+        # class it defines belongs to the reader's module, not to fidelity's
+        test.globs = {"__name__": "reader_module"}
+    return tests
 
 
 @pytest.mark.parametrize("module_name", docs_reference.MODULES)
