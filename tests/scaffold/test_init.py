@@ -24,14 +24,35 @@ def test_perturb_all_then_check_is_green_in_the_new_project(perturbed_init_proje
     assert check.check_returncode == 0 and report["ok"], check.check_stdout[-3000:]
     assert {s["stage"] for s in report["stages"]} == {"specs", "fixtures", "claims", "code", "gates", "evidence", "discovery"}
     assert [c["verdict"] for c in report["claims"]] == ["confirmed"]
-    gates = {g["gate"].split("::")[1]: g for g in report["gates"]}
+    gates = {g["gate"].split("::", 1)[1]: g for g in report["gates"]}
     accepted_by = {name: g["accepted_by"] for name, g in gates.items()}
-    assert accepted_by == {"test_softmax_at_temperature_two_matches_the_oracle": ["P1"],
-                           "test_with_no_temperature_given_each_row_is_the_ordinary_softmax_of_that_row": ["P2", "P3"],
-                           "test_the_gradient_of_q1_is_the_oracles_at_temperature_two": ["P1", "P4"],
-                           "test_a_temperature_that_is_not_positive_is_refused": ["P5"]}
+    generic = "TestTemperedSoftmaxGateClasses::"  # the one line of tests/gates/test_gate_classes.py
+    assert accepted_by == {"test_softmax_at_temperature_two_matches_the_oracle": ["P1", "P6", "P7"],
+                           "test_with_no_temperature_given_each_row_is_the_ordinary_softmax_of_that_row":
+                               ["P2", "P3", "P6", "P7"],
+                           "test_the_gradient_of_q1_is_the_oracles_at_temperature_two": ["P1", "P4", "P6", "P7"],
+                           "test_a_temperature_that_is_not_positive_is_refused": ["P5", "P6"],
+                           generic + "test_defaults_as_shipped_are_the_interfaces_defaults": ["P2", "P6", "P7"],
+                           generic + "test_dtype_device_outputs_keep_the_inputs_dtype_and_device": ["P6", "P7"],
+                           generic + "test_gradient_reach_every_input_and_parameter": ["P4", "P6", "P7"],
+                           generic + "test_gradients_finite_differences_through_every_input_and_parameter":
+                               ["P4", "P6"],
+                           generic + "test_refusals_as_documented": ["P5", "P6"],
+                           generic + "test_stateless_a_call_leaves_no_state_behind": ["P6", "P7"]}
     assert all(g["status"] == "passed" for g in gates.values())
     assert gates["test_softmax_at_temperature_two_matches_the_oracle"]["subjects"]["mypaper"]["passed"] == 2  # f32, f64
+
+
+def test_every_gate_class_that_applies_holds_the_new_projects_mechanism(perturbed_init_project):
+    """The ledger's coverage table of the new project has no "missing" cell: the generic classes
+    (tests/gates/test_gate_classes.py, one line) fill what its own gates do not."""
+    from types import SimpleNamespace
+
+    from fidelity.report.coverage import gather, missing
+
+    gates = {g["gate"]: g for g in perturbed_init_project.check_report["gates"]}
+    table = gather(gates, mechanisms={"tempered_softmax": SimpleNamespace(kind="function")}, gate_run=True)
+    assert missing(table) == []
 
 
 def test_discovery_finds_no_blind_spot_in_the_new_project(discovered_init_project):
