@@ -10,6 +10,9 @@ The rules the renderers rely on:
   target source, fixtures and the perturbation's edits hash as recorded);
 - a gate is ACCEPTED with a current record that accepts it (EvidenceRecord.accepted:
   red by its own assertion, green after, enough clean runs; fidelity.evidence.verdict);
+- an equation is ACCEPTED when an accepted gate names it, and ACCEPTED BY the perturbations that cover
+  it (`covers:`) and under which every gate they list went red by current evidence; `gates_accepted_by`
+  names every perturbation its accepted gates went red under, other equations' perturbations included;
 - a red-to-green row is OBSERVED when it comes from an evidence record (marked
   STALE when that record is no longer current) and PREDICTED ONLY when it comes
   from a perturbation's `predicted` list with no record behind it. A predicted
@@ -456,7 +459,15 @@ def _provenance(item, repo_root: Path) -> dict:
             "defined_at": f"{display_path(item.file, repo_root)}:{item.line}"}
 
 
-def _equation_rows(cat, paper: str, gates: dict[str, dict], repo_root: Path) -> list[dict]:
+def _accepted_by(eq: str, perts: dict[str, dict]) -> list[str]:
+    """The perturbations that accept equation `eq`: those that cover it (`covers:`) and under which every
+    gate they list went red by its own assertion, green after, by current evidence (`caught_by`). A gate of
+    the equation red under a perturbation of another equation shows that gate alive, not this equation held."""
+    return [pid for pid, p in perts.items()
+            if eq in p["covers"] and p["listed_gates"] and set(p["listed_gates"]) <= set(p["caught_by"])]
+
+
+def _equation_rows(cat, paper: str, gates: dict[str, dict], perts: dict[str, dict], repo_root: Path) -> list[dict]:
     rows = []
     for eq in cat.equations_of(paper):
         d = eq.data
@@ -465,8 +476,9 @@ def _equation_rows(cat, paper: str, gates: dict[str, dict], repo_root: Path) -> 
         rows.append({"id": eq.id, "title": d["title"], "where": dict(d["where"]), "where_text": where_text(d["where"]),
                      "tier": d["tier"], "status": d["status"], "code": list(d.get("code", [])),
                      "gates": [g["gate"] for g in covering], "accepted_gates": accepted,
-                     "accepted_by": sorted({p for g in covering if g["accepted"] for p in g["accepted_by"]},
-                                           key=perturbation_key),
+                     "accepted_by": _accepted_by(eq.id, perts),
+                     "gates_accepted_by": sorted({p for g in covering if g["accepted"] for p in g["accepted_by"]},
+                                                 key=perturbation_key),
                      "accepted": bool(accepted), "deltas": [dict(x) for x in d.get("deltas", [])],
                      "provenance": list(d.get("provenance", [])), "notes": " ".join((d.get("notes") or "").split()),
                      "defined_at": f"{display_path(eq.file, repo_root)}:{eq.line}"})
@@ -522,7 +534,7 @@ def _paper(cat, item, *, gates, perts, by_gate, by_pert, claims, separations, ga
            repo_root) -> dict:
     paper = item.id
     prov = _provenance(item, repo_root)
-    equations = _equation_rows(cat, paper, gates, repo_root)
+    equations = _equation_rows(cat, paper, gates, perts, repo_root)
     mine = [p for p in perts.values() if p["paper"] == paper]
     my_claims = [c for c in claims if c["paper"] == paper]
     deltas = [{"equation": e["id"], "status": e["status"], **d} for e in equations for d in e["deltas"]]
