@@ -70,11 +70,25 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
 }
 """The main helpers that must each carry an example of their own, in their own docstring."""
 
-REFERENCE_DIR = Path(__file__).parent / "reference"
-"""Where the generated pages are kept: inside the package, so an installed fidelity ships them."""
-
 REGENERATE = "python -m fidelity.docs_reference"
-"""The one command that rewrites REFERENCE_DIR from the docstrings."""
+"""The one command that rewrites the package's copy of the reference from the docstrings."""
+
+_INDEX = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>fidelity: reference for gate authors</title>
+<meta http-equiv="refresh" content="0; url=fidelity/docs_reference.html"></head>
+<body><p><a href="fidelity/docs_reference.html">fidelity: reference for gate authors</a></p></body></html>
+"""
+"""The first page: it opens the guide (this module's page), which links every other page."""
+
+
+def reference_dir() -> Path:
+    """Where the generated pages are kept: inside the package, so an installed fidelity ships them."""
+    return Path(__file__).parent / "reference"
+
+
+def index_page() -> Path:
+    """The installed reference's first page (open it in a browser)."""
+    return reference_dir() / "index.html"
 
 
 def generate(output_directory: Path) -> list[Path]:
@@ -94,19 +108,15 @@ def generate(output_directory: Path) -> list[Path]:
     for old in output_directory.rglob("*.html"):
         old.unlink()
     pdoc.pdoc(*MODULES, output_directory=output_directory)
+    (output_directory / "index.html").write_text(_INDEX, encoding="utf-8")  # pdoc's own is a bare module list
     return sorted(p for p in output_directory.rglob("*") if p.is_file())
-
-
-def index_page() -> Path:
-    """The installed reference's first page."""
-    return REFERENCE_DIR / "index.html"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fidelity.docs_reference",
                                      description="Regenerate the reference for gate authors from the docstrings.")
-    parser.add_argument("--output", type=Path, default=REFERENCE_DIR,
-                        help=f"where to write the pages (default: the package's own copy, {REFERENCE_DIR})")
+    parser.add_argument("--output", type=Path, default=reference_dir(),
+                        help="where to write the pages (default: the package's own copy, fidelity/reference)")
     args = parser.parse_args(argv)
     written = generate(args.output)
     print(f"{len(written)} pages written to {args.output}", file=sys.stderr)

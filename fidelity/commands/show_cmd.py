@@ -1,4 +1,5 @@
-"""`fidelity show ID`: one item in full, with its provenance; `fidelity show mechanism:NAME`: a mechanism's interface."""
+"""`fidelity show ID`: one item in full, with its provenance; `fidelity show mechanism:NAME`: a mechanism's interface;
+`fidelity show reference`: where the installed reference for gate authors lies."""
 from __future__ import annotations
 
 import yaml
@@ -7,6 +8,7 @@ from fidelity.commands.common import EXIT_OK, EXIT_USAGE, add_json_option, add_s
 from fidelity.spec import load_catalogue
 
 MECHANISM_PREFIX = "mechanism:"
+REFERENCE = "reference"
 
 
 def add_parser(sub) -> None:
@@ -15,7 +17,8 @@ def add_parser(sub) -> None:
                                    "provenance and the file and line it is written at. "
                                    "`mechanism:NAME` (e.g. mechanism:sinkhorn) shows a mechanism's interface: "
                                    "every argument, default and shape, and for a module factory its parameters, "
-                                   "attributes and methods.")
+                                   "attributes and methods. `reference` prints where the reference for gate "
+                                   "authors lies (the helpers gates, oracles and mechanisms are written with).")
     p.add_argument("id")
     add_specs_option(p)
     add_json_option(p)
@@ -25,6 +28,8 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     if args.id.startswith(MECHANISM_PREFIX):
         return _show_mechanism(args)
+    if args.id == REFERENCE:
+        return _show_reference(args)
     cat = load_catalogue(args.specs)
     item = cat.get(args.id)
     if item is None:
@@ -61,6 +66,19 @@ def _show_mechanism(args) -> int:
         print_json(as_dict(known[name]))
     else:
         print(render_text(known[name]), end="")
+    return EXIT_OK
+
+
+def _show_reference(args) -> int:
+    from fidelity import docs_reference
+
+    page = docs_reference.index_page()
+    if not page.is_file():  # a source checkout whose pages were never generated
+        raise SystemExit(_usage_error(f"no reference at {page}; generate it with `{docs_reference.REGENERATE}`"))
+    if args.json:
+        print_json({"reference": str(page), "modules": list(docs_reference.MODULES)})
+    else:
+        print(f"{page}\n  the reference for gate authors: open it in a browser (every example in it runs in fidelity's tests)")
     return EXIT_OK
 
 
