@@ -18,12 +18,14 @@ RED = {  # subject -> the generic gates that must be red on it, by (class, gate 
     "cast": {("TestSoftmax", "dtype_device")},
     "other_default": {("TestSoftmax", "defaults_as_shipped"), ("TestNorm", "defaults_as_shipped")},
     "detached": {("TestSoftmax", "gradient_reach"), ("TestSoftmax", "gradients_finite_differences"),
-                 ("TestNorm", "gradient_reach"), ("TestNorm", "parameters_alive")},
+                 ("TestSoftmax", "gradients_from_oracle"), ("TestNorm", "gradient_reach"),
+                 ("TestNorm", "parameters_alive"), ("TestNorm", "gradients_from_oracle")},
     "no_guard": {("TestSoftmax", "refusals"), ("TestNorm", "refusals")},
     "eval_path": {("TestNorm", "train_eval")},
 }
 CLASS_OF_TEST = {"test_stateless": "stateless", "test_dtype_device": "dtype_device", "test_train_eval": "train_eval",
                  "test_defaults_as_shipped": "defaults_as_shipped", "test_gradients_finite": "gradients_finite_differences",
+                 "test_gradients_from_oracle": "gradients_from_oracle",
                  "test_gradient_reach": "gradient_reach", "test_parameters_alive": "parameters_alive",
                  "test_refusals": "refusals"}
 
@@ -71,9 +73,10 @@ def test_a_faithful_function_and_module_pass_every_generic_class_that_applies(ou
     faithful = {key: o for key, o in outcomes.items() if key[0] == "faithful"}
     assert {(k[1], k[2]) for k in faithful} == {
         ("TestSoftmax", c) for c in ("stateless", "dtype_device", "defaults_as_shipped", "gradients_finite_differences",
-                                     "gradient_reach", "refusals")} | {
+                                     "gradient_reach", "gradients_from_oracle", "refusals")} | {
         ("TestNorm", c) for c in ("stateless", "dtype_device", "train_eval", "defaults_as_shipped",
-                                  "gradients_finite_differences", "gradient_reach", "parameters_alive", "refusals")}
+                                  "gradients_finite_differences", "gradient_reach", "gradients_from_oracle",
+                                  "parameters_alive", "refusals")}
     assert all(o == ["passed"] * len(o) for o in faithful.values()), faithful
 
 

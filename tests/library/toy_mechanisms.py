@@ -140,22 +140,61 @@ EVAL_PATH = subject("eval_path", tempered_softmax, norm.factory(norm.EvalPath))
 
 NORM_FIXTURE = '''
 
+X = [[1, 2, 3, 4], [-1, sympy.Rational(1, 2), 2, -3]]
+COTANGENT_X = [[1, -1, 2, 0], [0, 3, -1, 1]]
+
 
 @fixture("mypaper.norm_example", "mypaper.oracle.tempered_softmax", ["mypaper.eq1"])
 def _norm_example():
     return {"derivation": ["An example input for the generic gate classes: two rows of four."],
-            "inputs": {"x": inp([[1, 2, 3, 4], [-1, 0.5, 2, -3]])}, "expected": {}, "params": {"d": 4}}
+            "inputs": {"x": inp(X)}, "expected": {}, "params": {"d": 4}}
+
+
+def _norm_loss(x, w, c):
+    eps = sympy.Rational(1, 10**6)  # the factory's default, which the interface states
+    loss = 0
+    for row, crow in zip(x, c):
+        scale = 1 / sympy.sqrt(sum(v**2 for v in row) / len(row) + eps)
+        loss += sum(ci * xi * scale * wi for ci, xi, wi in zip(crow, row, w))
+    return loss
+
+
+@fixture("mypaper.norm_gradient", "mypaper.oracle.tempered_softmax", ["mypaper.eq1"])
+def _norm_gradient():
+    xs = sympy.symbols("x0:8")
+    ws = sympy.symbols("w0:4")
+    loss = _norm_loss([xs[:4], xs[4:]], ws, COTANGENT_X)
+    at = {**dict(zip(xs, [v for row in X for v in row])), **dict(zip(ws, [1] * 4))}  # the gain's init: 1
+    dx = [sympy.diff(loss, v).subs(at) for v in xs]
+    return {"derivation": ["d sum(c y) / d x and / d g of y = x / sqrt(mean(x^2) + 1e-6) g, at g = 1, by sympy.diff."],
+            "inputs": {"x": inp(X), "cotangent": inp(COTANGENT_X)},
+            "expected": {"d_x": num([dx[:4], dx[4:]]), "d_weight": num([sympy.diff(loss, w).subs(at) for w in ws])},
+            "params": {"d": 4}}
+
+
+@fixture("mypaper.softmax_gradient", "mypaper.oracle.tempered_softmax", ["mypaper.eq1"])
+def _softmax_gradient():
+    return {"derivation": ["d q_1 / d z at T = 2: the cotangent picks q_1."],
+            "inputs": {"logits": inp(LOGITS), "cotangent": inp([1, 0, 0])},
+            "expected": {"d_logits": num(gradient_of_q1(LOGITS, TEMPERATURE))}, "params": {"temperature": TEMPERATURE}}
 '''
 
 GATES = '''
 from fidelity.gates.library import GateClassesFor
 
 
+from fidelity.gates.compare import Tolerance
+
+TOLERANCE = Tolerance(eps_multiple=64)  # a few dozen roundings through exp, sums, a root and a division
+
+
 class TestSoftmax(GateClassesFor, mechanism="tempered_softmax", example="mypaper.t2",
-                  refuses={"temperature": (0.0, -1.0)}):
+                  refuses={"temperature": (0.0, -1.0)}, gradient_example="mypaper.softmax_gradient",
+                  gradient_tolerance=TOLERANCE):
     """The generic classes on the function."""
 
 
-class TestNorm(GateClassesFor, mechanism="scaled_norm", example="mypaper.norm_example", refuses={"eps": (-1.0,)}):
+class TestNorm(GateClassesFor, mechanism="scaled_norm", example="mypaper.norm_example", refuses={"eps": (-1.0,)},
+               gradient_example="mypaper.norm_gradient", gradient_tolerance=TOLERANCE):
     """The generic classes on the module."""
 '''

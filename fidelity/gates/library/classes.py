@@ -17,7 +17,9 @@ from typing import Any
 
 import torch
 
-from fidelity.gates.compare import assert_bound
+from fidelity.fixtures import store
+from fidelity.gates.compare import assert_bound, assert_close
+from fidelity.gates.fixture_values import expected, value
 from fidelity.gates.jacobians import assert_gradcheck_every_tensor
 from fidelity.gates.library.example import signature_of
 from fidelity.gates.library.instance import Instance
@@ -29,6 +31,8 @@ from fidelity.gates.statelessness import (LISTED, assert_stateless, declared_kep
 from fidelity.gates.tensors import floating_tensors
 from fidelity.gates.train_eval import assert_same_in_train_and_eval
 
+COTANGENT = "cotangent"
+"""The gradient fixture's input that weighs the output: the gate differentiates sum(cotangent x output)."""
 MOVE_OFF_INIT = 0.25
 """Each parameter is moved by MOVE_OFF_INIT x N(0, 1) off its init before a gradient or liveness class runs."""
 MOVE_SEED = 14_103
@@ -40,6 +44,7 @@ ALIVE_STEP = 0.25
 
 
 def _instance(gate, subject, device, dtype) -> Instance:
+    gate.example.check_names()
     return Instance(gate.example, subject, device, dtype)
 
 
@@ -157,6 +162,32 @@ def _moved(forward, p: torch.Tensor, before: torch.Tensor, *, seed: int) -> bool
     after = _flat(forward())
     p.copy_(keep)
     return float((after.double() - before.double()).abs().max()) > rounding_of(before)
+
+
+def gradients_from_oracle(gate, subject, device, dtype) -> None:
+    """The backward of sum(cotangent x output) equals the oracle's gradient for every input and parameter the
+    gradient fixture gives (`d_<name>`), within the project's `gradient_tolerance`."""
+    example = gate.gradient_example
+    example.check_names(also=(COTANGENT,))
+    inst = Instance(example, subject, device, dtype)
+    target = inst.make()
+    arguments = inst.arguments()
+    leaves = {name.removeprefix(f"{inst.mechanism.name}."): t for name, t in inst.leaves(target, arguments).items()}
+    wanted = [name.removeprefix("d_") for name in store.load_shared(example.fixture_id)["expected"]
+              if name.startswith("d_")]
+    missing = sorted(set(wanted) - set(leaves))
+    if not wanted or missing:
+        raise ValueError(f"fixture {example.fixture_id!r}: expected d_<name> for inputs or parameters of "
+                         f"{inst.mechanism.name!r} ({', '.join(sorted(leaves))}); {missing or 'none given'}")
+    output = inst.caller(target, arguments)()
+    cotangent = value(example.fixture_id, COTANGENT, dtype, device)
+    loss = (output * cotangent).sum()
+    grads = (torch.autograd.grad(loss, [leaves[n] for n in wanted], allow_unused=True) if loss.requires_grad
+             else (None,) * len(wanted))  # an output cut from its inputs: every gradient is zero, compared as such
+    for name, grad in zip(wanted, grads):
+        assert_close(torch.zeros_like(leaves[name]) if grad is None else grad,
+                     expected(example.fixture_id, f"d_{name}", dtype, device), gate.gradient_tolerance,
+                     what=_what(inst, f"d <cotangent, output> / d {name} against the oracle's"))
 
 
 def refusals(gate, subject, device, dtype) -> None:

@@ -95,14 +95,19 @@ class Example:
         given.update(override or {})
         return given
 
-    def unknown_names(self) -> list[str]:
-        """Fixture names no declared signature of the mechanism takes."""
+    def check_names(self, also: tuple[str, ...] = ()) -> None:
+        """ExampleMismatch naming every fixture input or param no declared signature of the mechanism takes
+        (nor `also`): a name the gate would silently drop is a call other than the one the fixture means."""
         sigs = [signature_of(self.mechanism.interface)]
         if self.mechanism.kind == "module":
             sigs.append(forward_signature(self.mechanism))
-        taken = {name for sig in sigs for name in sig.parameters}
+        taken = {name for sig in sigs for name in sig.parameters} | set(also)
         inputs, params = self.names()
-        return sorted(set(inputs) - taken) + sorted(set(params) - taken)
+        unknown = sorted((set(inputs) | set(params)) - taken)
+        if unknown:
+            raise ExampleMismatch(f"fixture {self.fixture_id!r} names {unknown}, which no signature of "
+                                  f"{self.mechanism.name!r} takes ({', '.join(sorted(taken))}): rename them to the "
+                                  "interface's argument names")
 
     def _tensor(self, name: str, dtype: torch.dtype, device: str, other: bool) -> torch.Tensor:
         t = value(self.fixture_id, name, torch.float64)

@@ -10,7 +10,8 @@ device like any gate; its id names the promise, e.g.
 `tests/gates/test_x.py::TestTemperedSoftmaxGateClasses::test_stateless_a_call_leaves_no_state_behind`, which
 a perturbation lists to see it red. Which classes apply: every one to a module mechanism; the module-only
 ones (train_eval, parameters_alive) not to a function; defaults_as_shipped only where the interface
-declares an optional argument; the refusals gate only with `refuses=` (name -> values the interface
+declares an optional argument; gradients_from_oracle only with `gradient_example=` (and its
+`gradient_tolerance=`); the refusals gate only with `refuses=` (name -> values the interface
 refuses with ValueError; a factory's argument is refused when the module is built, a call's when called).
 
 Why a line and not automatic: each class needs an example the project chose (a fixture whose inputs the
@@ -24,6 +25,7 @@ from typing import Callable, Mapping, Sequence
 import pytest
 import torch
 
+from fidelity.gates.compare import Tolerance
 from fidelity.gates.library import classes
 from fidelity.gates.library.example import Example, forward_signature, optional_names, signature_of
 from fidelity.gates.marker_names import UnknownMarkerName, closest_names
@@ -41,6 +43,7 @@ GENERIC: dict[str, tuple[str, Callable, tuple[torch.dtype, ...]]] = {
                                      classes.gradients_finite_differences, F64),
     "gradient_reach": ("test_gradient_reach_every_input_and_parameter", classes.gradient_reach, BOTH),
     "parameters_alive": ("test_parameters_alive_each_one_moves_the_output", classes.parameters_alive, BOTH),
+    "gradients_from_oracle": ("test_gradients_from_oracle_match_its_gradient", classes.gradients_from_oracle, BOTH),
     "refusals": ("test_refusals_as_documented", classes.refusals, F64),
 }
 """gate class -> (test name, gate body, dtypes): the classes GateClassesFor can generate."""
@@ -49,36 +52,49 @@ GENERIC: dict[str, tuple[str, Callable, tuple[torch.dtype, ...]]] = {
 class GateClassesFor:
     """Subclass once per mechanism, named Test... so pytest collects it (see the module docstring).
 
-    mechanism  a declared mechanism's name (built-in, installed, or the project's `mechanisms` setting)
-    example    a fixture id whose `inputs` and `params` name the mechanism's arguments
-    refuses    optional: argument name -> values the interface says raise ValueError
+    mechanism           a declared mechanism's name (built-in, installed, or the project's `mechanisms` setting)
+    example             a fixture id whose `inputs` and `params` name the mechanism's arguments
+    refuses             optional: argument name -> values the interface says raise ValueError
+    gradient_example    optional: a fixture id with the call's inputs and params, a `cotangent` input shaped like
+                        the output, and the oracle's gradient of sum(cotangent x output) as expected `d_<name>`
+                        for inputs and parameters (a module's as built); gradients_from_oracle compares them
+    gradient_tolerance  with gradient_example: the Tolerance it compares within (write why beside it)
     """
 
     example: Example
     refuses: Mapping[str, tuple] = {}
+    gradient_example: Example | None = None
+    gradient_tolerance: Tolerance | None = None
 
     def __init_subclass__(cls, *, mechanism: str, example: str, refuses: Mapping[str, Sequence] | None = None,
-                          **kwargs):
+                          gradient_example: str | None = None, gradient_tolerance: Tolerance | None = None, **kwargs):
         super().__init_subclass__(**kwargs)
         declared = _declared(mechanism, cls.__name__)
         if not declared.equations:
             raise ValueError(f"{cls.__name__}: mechanism {mechanism!r} declares no equations; a gate holds a "
                              "mechanism to equations: give its Mechanism(equations=...)")
+        if (gradient_example is None) != (gradient_tolerance is None):
+            raise ValueError(f"{cls.__name__}: gradient_example and gradient_tolerance come together: the oracle's "
+                             "gradient is compared within a Tolerance you state (and justify) yourself")
         cls.example = Example(declared, example)
+        cls.gradient_example = None if gradient_example is None else Example(declared, gradient_example)
+        cls.gradient_tolerance = gradient_tolerance
         cls.refuses = {name: tuple(values) for name, values in (refuses or {}).items()}
         _check_refused_names(declared, cls.refuses, cls.__name__)
-        for gate_class in applicable(declared, bool(cls.refuses)):
+        for gate_class in applicable(declared, bool(cls.refuses), gradient_example is not None):
             name, body, dtypes = GENERIC[gate_class]
             setattr(cls, name, _gate(body, name, declared, gate_class, dtypes))
 
 
-def applicable(mechanism, refuses: bool) -> list[str]:
+def applicable(mechanism, refuses: bool, oracle_gradient: bool) -> list[str]:
     """The generic classes that can hold `mechanism` (see the module docstring for why each is left out)."""
     from fidelity.gates.gate_classes import applies
 
     out = [c for c in GENERIC if c == "refusals" or applies(c, mechanism.kind)]
     if not refuses:
         out.remove("refusals")
+    if not oracle_gradient:
+        out.remove("gradients_from_oracle")
     if not any(optional_names(sig) for sig in _signatures(mechanism)):
         out.remove("defaults_as_shipped")
     return out
