@@ -17,8 +17,9 @@ Where to start:
   `fidelity.gates.compare.Tolerance` (a multiple of the dtype's machine epsilon, relative, with a
   floor under |expected|), or hold a scalar with `fidelity.gates.compare.assert_bound`; in a gate that
   holds several equations, wrap each part in `fidelity.gates.attribution.checking`.
-- **The gate classes** (`fidelity.gates.gate_classes`): the promises every mechanism is held to, each
-  with its assertion helper: `fidelity.gates.statelessness`, `fidelity.gates.train_eval`,
+- **The gate classes** (`fidelity.gates.gate_classes`): the promises every mechanism is held to. One line
+  per mechanism holds it to all that apply: `fidelity.gates.library.suite.GateClassesFor`. A gate of your own
+  that holds one uses its assertion helper: `fidelity.gates.statelessness`, `fidelity.gates.train_eval`,
   `fidelity.gates.parameters_alive`, `fidelity.gates.gradient_reach`, `fidelity.gates.jacobians`,
   `fidelity.gates.refusals`.
 - **A mechanism and a subject**: declare what a subject may provide with
@@ -46,6 +47,7 @@ MODULES: tuple[str, ...] = (
     "fidelity.gates.compare",
     "fidelity.gates.attribution",
     "fidelity.gates.gate_classes",
+    "fidelity.gates.library.suite",
     "fidelity.gates.statelessness",
     "fidelity.gates.train_eval",
     "fidelity.gates.parameters_alive",
@@ -58,8 +60,9 @@ MODULES: tuple[str, ...] = (
     "fidelity.mechanisms.markers",
     "fidelity.subjects.subject",
 )
-"""The modules the reference documents, in the order of its index: adding one is one line here (then
-regenerate). Every one of them must hold at least one `>>>` example (tests/docs checks it)."""
+"""The modules the reference documents, in the order of the guide: adding one is one line here (then
+regenerate). Every one of them must hold at least one `>>>` example (tests/docs checks it), or say in
+WITHOUT_EXAMPLES why it cannot."""
 
 EXAMPLES: dict[str, tuple[str, ...]] = {
     "fidelity.fixtures.store": ("fixture", "inp", "num", "f10"),
@@ -69,6 +72,13 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "fidelity.gates.attribution": ("checking",),
 }
 """The main helpers that must each carry an example of their own, in their own docstring."""
+
+WITHOUT_EXAMPLES: dict[str, str] = {
+    "fidelity.docs_reference": "this guide: a map of the other pages, no helper of its own",
+    "fidelity.gates.library.suite": "its helper is a pytest test class; the project `fidelity init` writes uses it, and "
+                              "tests/scaffold runs that project's gates",
+}
+"""Modules of the reference that hold no `>>>` example, each with the reason."""
 
 REGENERATE = "python -m fidelity.docs_reference"
 """The one command that rewrites the package's copy of the reference from the docstrings."""
