@@ -22,12 +22,13 @@ RED = {  # subject -> the generic gates that must be red on it, by (class, gate 
                  ("TestNorm", "parameters_alive"), ("TestNorm", "gradients_from_oracle")},
     "no_guard": {("TestSoftmax", "refusals"), ("TestNorm", "refusals")},
     "eval_path": {("TestNorm", "train_eval")},
+    "zero_init": {("TestNorm", "init_through_module")},
 }
 CLASS_OF_TEST = {"test_stateless": "stateless", "test_dtype_device": "dtype_device", "test_train_eval": "train_eval",
                  "test_defaults_as_shipped": "defaults_as_shipped", "test_gradients_finite": "gradients_finite_differences",
                  "test_gradients_from_oracle": "gradients_from_oracle",
                  "test_gradient_reach": "gradient_reach", "test_parameters_alive": "parameters_alive",
-                 "test_refusals": "refusals"}
+                 "test_refusals": "refusals", "test_init_through_module": "init_through_module"}
 
 
 def _gate_class(test_name: str) -> str:
@@ -76,7 +77,7 @@ def test_a_faithful_function_and_module_pass_every_generic_class_that_applies(ou
                                      "gradient_reach", "gradients_from_oracle", "refusals")} | {
         ("TestNorm", c) for c in ("stateless", "dtype_device", "train_eval", "defaults_as_shipped",
                                   "gradients_finite_differences", "gradient_reach", "gradients_from_oracle",
-                                  "parameters_alive", "refusals")}
+                                  "init_through_module", "parameters_alive", "refusals")}
     assert all(o == ["passed"] * len(o) for o in faithful.values()), faithful
 
 

@@ -64,6 +64,13 @@ class DeadGain(ScaledNorm):  # the gain's term scaled to nothing
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * (1 + 1e-30 * self.weight)
 
 
+class ZeroInit(ScaledNorm):  # the gain starts at 0, not the interface's 1
+    def __init__(self, d, **kw):
+        super().__init__(d, **kw)
+        with torch.no_grad():
+            self.weight.zero_()
+
+
 class EvalPath(ScaledNorm):  # eval mode drops eps
     def forward(self, x):
         eps = self.eps if self.training else 0.0
@@ -136,6 +143,7 @@ OTHER_DEFAULT = subject("other_default", softmaxes.other_default, norm.other_def
 DETACHED = subject("detached", softmaxes.detached, norm.factory(norm.DeadGain))
 NO_GUARD = subject("no_guard", softmaxes.no_guard, norm.no_guard)
 EVAL_PATH = subject("eval_path", tempered_softmax, norm.factory(norm.EvalPath))
+ZERO_INIT = subject("zero_init", tempered_softmax, norm.factory(norm.ZeroInit))
 '''
 
 NORM_FIXTURE = '''

@@ -13,7 +13,7 @@ a parameter initialised to zero would otherwise hide the terms it multiplies (th
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import torch
 
@@ -30,6 +30,7 @@ from fidelity.gates.statelessness import (LISTED, assert_stateless, declared_kep
                                           result_differences)
 from fidelity.gates.tensors import floating_tensors
 from fidelity.gates.train_eval import assert_same_in_train_and_eval
+from fidelity.mechanisms.introspect import named_parameters
 
 COTANGENT = "cotangent"
 """The gradient fixture's input that weighs the output: the gate differentiates sum(cotangent x output)."""
@@ -188,6 +189,42 @@ def gradients_from_oracle(gate, subject, device, dtype) -> None:
         assert_close(torch.zeros_like(leaves[name]) if grad is None else grad,
                      expected(example.fixture_id, f"d_{name}", dtype, device), gate.gradient_tolerance,
                      what=_what(inst, f"d <cotangent, output> / d {name} against the oracle's"))
+
+
+def init_through_module(gate, subject, device, dtype) -> None:
+    """Each parameter whose Param states a number as its init (`Param(..., init="1")`) holds exactly that number
+    in a module the factory builds from the example's arguments."""
+    inst = _instance(gate, subject, device, dtype)
+    target = inst.make()
+    built = dict(target.named_parameters())
+    wrong = []
+    for name, number in stated_inits(inst.mechanism, inst.factory_arguments()).items():
+        p = built.get(name)
+        if p is None:
+            wrong.append(f"{name}: the module has no such parameter (it has {', '.join(built) or 'none'})")
+            continue
+        off = int((p.detach() != number).sum())
+        if off:
+            wrong.append(f"{name}: {off} of {p.numel()} entries not {number:g} (max |p - {number:g}| "
+                         f"{float((p.detach().double() - number).abs().max()):.3g})")
+    assert_bound(len(wrong), at_most=0, reading_name="reading",
+                 what=_what(inst, f"parameters not at the init their Param states: {_listed(wrong)}"))
+
+
+def stated_inits(mechanism, factory_arguments: Mapping[str, Any] | None = None) -> dict[str, float]:
+    """name -> the number a module Protocol's Param states as init, for parameters that exist under
+    `factory_arguments` (None: under any; a `when` on a submodule's own argument cannot be read from the
+    factory's arguments, so such a Param is left out)."""
+    out = {}
+    for name, declared, when in named_parameters(mechanism.module_interface):
+        try:
+            number = float(declared.init)
+        except (TypeError, ValueError):  # no init, or one in words ("eye(n)", "scale_init = 0.01")
+            continue
+        if factory_arguments is None or all("." not in key and factory_arguments.get(key) == want
+                                            for key, want in when.items()):
+            out[name] = number
+    return out
 
 
 def refusals(gate, subject, device, dtype) -> None:

@@ -49,6 +49,12 @@ class Instance:
         within_capability.require(self.capability, self.where, (), dtype=self.dtype, device=self.device)
         return build(self.mechanism, provided, factory_args, self.dtype, self.device)
 
+    def factory_arguments(self) -> dict[str, Any]:
+        """The factory's arguments as a build sees them: the interface's defaults, then the fixture's values."""
+        sig = signature_of(self.mechanism.interface)
+        stated = {p.name: p.default for p in sig.parameters.values() if p.default is not p.empty}
+        return {**stated, **self.example.arguments(sig, self.dtype, self.device)}
+
     def arguments(self, *, other: bool = False, defaults: str = "omit",
                   override: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The call's arguments (Example.arguments on the call's signature), inside the subject's capability."""

@@ -8,11 +8,13 @@ pytest collects one gate per class that applies, each a method of that test clas
 `@pytest.mark.gate(equations=<the mechanism's>, mechanism=..., gate_class=...)` and run per subject and
 device like any gate; its id names the promise, e.g.
 `tests/gates/test_x.py::TestTemperedSoftmaxGateClasses::test_stateless_a_call_leaves_no_state_behind`, which
-a perturbation lists to see it red. Which classes apply: every one to a module mechanism; the module-only
-ones (train_eval, parameters_alive) not to a function; defaults_as_shipped only where the interface
-declares an optional argument; gradients_from_oracle only with `gradient_example=` (and its
-`gradient_tolerance=`); the refusals gate only with `refuses=` (name -> values the interface
-refuses with ValueError; a factory's argument is refused when the module is built, a call's when called).
+a perturbation lists to see it red. Which classes apply: every one to a module mechanism but where said;
+the module-only ones (train_eval, parameters_alive, init_through_module) not to a function;
+init_through_module only where the module's Protocol states a numeric init (`Param(..., init="1")`);
+defaults_as_shipped only where the interface declares an optional argument; gradients_from_oracle only
+with `gradient_example=` (and its `gradient_tolerance=`); the refusals gate only with `refuses=` (name ->
+values the interface refuses with ValueError; a factory's argument is refused when the module is built, a
+call's when called).
 
 Why a line and not automatic: each class needs an example the project chose (a fixture whose inputs the
 mechanism accepts), and a gate is accepted only when a perturbation the project wrote sees it red; both
@@ -42,6 +44,8 @@ GENERIC: dict[str, tuple[str, Callable, tuple[torch.dtype, ...]]] = {
     "gradients_finite_differences": ("test_gradients_finite_differences_through_every_input_and_parameter",
                                      classes.gradients_finite_differences, F64),
     "gradient_reach": ("test_gradient_reach_every_input_and_parameter", classes.gradient_reach, BOTH),
+    "init_through_module": ("test_init_through_module_is_what_the_interface_states", classes.init_through_module,
+                            BOTH),
     "parameters_alive": ("test_parameters_alive_each_one_moves_the_output", classes.parameters_alive, BOTH),
     "gradients_from_oracle": ("test_gradients_from_oracle_match_its_gradient", classes.gradients_from_oracle, BOTH),
     "refusals": ("test_refusals_as_documented", classes.refusals, F64),
@@ -97,6 +101,8 @@ def applicable(mechanism, refuses: bool, oracle_gradient: bool) -> list[str]:
         out.remove("gradients_from_oracle")
     if not any(optional_names(sig) for sig in _signatures(mechanism)):
         out.remove("defaults_as_shipped")
+    if mechanism.kind == "module" and not classes.stated_inits(mechanism):
+        out.remove("init_through_module")
     return out
 
 
