@@ -1,7 +1,7 @@
 """`fidelity perturb --stale` judges the records it keeps by today's specs, exactly as `fidelity check` does
 (issue 50, point 5). In a `fidelity init` project P1 (the temperature dropped) comes to list a gate that a dropped
 temperature cannot turn red (no temperature given: T = 1 either way). That gate ran under P1 as a covering gate
-and survived; its record is current. perturb --stale used to keep it and say GREEN while check said RED.
+and survived; its record is current (P2..P7 stay current). perturb --stale used to keep it and say GREEN while check said RED.
 
 Now the record that ran before the spec listed the gate does not stand for the listed gate: perturb --stale runs
 P1 again (exit 1, the listed gate missed), and from then on keeps the current records and is RED by the same
@@ -37,7 +37,7 @@ def test_perturb_stale_is_red_naming_p1_and_the_gate_it_now_lists_as_check_is(pe
     first = fidelity("perturb", "--stale", cwd=root)  # the record ran before the list named the gate: P1 again
     assert first.returncode == 1, first.stdout[-3000:] + first.stderr[-2000:]
     assert f"MISS P1: listed gate {NO_T} survived" in first.stdout, first.stdout
-    assert "4 current (evidence kept, not re-run)" in first.stdout and "1 missed a listed gate" in first.stdout
+    assert "6 current (evidence kept, not re-run)" in first.stdout and "1 missed a listed gate" in first.stdout
 
     again = fidelity("perturb", "--stale", "--json", cwd=root)  # every record current now: kept, and judged
     assert again.returncode == 1, again.stdout[-3000:] + again.stderr[-2000:]
