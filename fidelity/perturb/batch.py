@@ -35,6 +35,7 @@ import pytest
 
 from fidelity.evidence import jsonio
 from fidelity.perturb import seeding
+from fidelity.perturb.child_args import pytest_args
 from fidelity.perturb.pytest_plugin import ANOTHER_RED
 
 SWAP_IMPOSSIBLE = "swap_impossible"
@@ -144,11 +145,9 @@ def _serve_and_run(mutant: dict, items: dict, recorder, kills: dict | None, seco
 
 def main(job: dict) -> int:
     """Run a batch job (child.py hands over mode "mutants" here)."""
-    from fidelity.perturb import child
-
     keep_file = job["results"] + ".keep.json"
     jsonio.write_json(keep_file, sorted(job["keep"]))
-    args = child.pytest_args(dict(job, mode="run", patch=None), keep_file)
+    args = pytest_args(dict(job, mode="run", patch=None), keep_file)
     for path in sorted({m["path"] for m in job["mutants"]}):
         args += ["--fidelity-subject-file", path]  # an assert raised in the mutated file is not the gate's
     return int(pytest.main(args, plugins=[BatchLoop(job)]))

@@ -32,40 +32,9 @@ import json
 import os
 import sys
 
+from fidelity.perturb.child_args import pytest_args
+
 PATCH_NOT_INSTALLED = 86
-
-
-def pytest_args(job: dict, keep_file: str | None = None) -> list[str]:
-    args = list(job["args"])
-    args += [
-        "-p", "fidelity.perturb.pytest_plugin",
-        "-q",
-        "-p", "no:cacheprovider",
-        "--continue-on-collection-errors",
-        # the recorder reads each failure from its exception; pytest's traceback text, which parses the source
-        # of every frame of every red instance (1.1 s of P1..P5's children; up to 4 s a mutant), is never read
-        "--tb=no",
-        "--fidelity-results", job["results"],
-        "--fidelity-mode", job.get("mode", "run"),
-    ]
-    if job.get("rootdir"):
-        args += ["--rootdir", job["rootdir"]]
-    if job.get("fixtures_dir"):
-        args += ["--fidelity-fixtures", job["fixtures_dir"]]
-    if job.get("patch"):
-        args += ["--fidelity-subject-file", job["patch"]["path"], "--fidelity-seed"]
-    if keep_file:
-        args += ["--fidelity-keep", keep_file]
-    if job.get("stop_gate_when_red"):
-        args.append("--fidelity-stop-gate-when-red")
-    if job.get("stop_when_any_red"):
-        args.append("--fidelity-stop-when-any-red")
-    for path in job.get("trace_lines") or ():
-        args += ["--fidelity-trace-lines", path]
-    if job.get("mode") == "collect":
-        args.append("--collect-only")
-    args += list(job.get("extra_args") or [])
-    return args
 
 
 def main(argv: list[str] | None = None) -> int:
