@@ -123,6 +123,7 @@ def generate(output_directory: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`python -m fidelity.docs_reference [--output DIR]`: regenerate the reference (default: the package's copy)."""
     parser = argparse.ArgumentParser(prog="python -m fidelity.docs_reference",
                                      description="Regenerate the reference for gate authors from the docstrings.")
     parser.add_argument("--output", type=Path, default=reference_dir(),
