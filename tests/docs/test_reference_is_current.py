@@ -17,8 +17,9 @@ def _pages(folder: Path) -> dict[str, bytes]:
 def test_the_committed_reference_is_what_the_docstrings_generate_now(tmp_path):
     # in a process of its own, as the command runs: pdoc shows module-level values (a registry such as
     # fidelity.fixtures.store.FIXTURES) as a fresh import has them, not as earlier tests in this process left them
-    subprocess.run([sys.executable, "-m", "fidelity.docs_reference", "--output", str(tmp_path)], check=True,
-                   capture_output=True, text=True)
+    run = subprocess.run([sys.executable, "-m", "fidelity.docs_reference", "--output", str(tmp_path)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, f"{docs_reference.REGENERATE} failed: {run.stderr[-2000:]}"
     now, kept = _pages(tmp_path), _pages(docs_reference.reference_dir())
     stale = sorted(name for name in now.keys() & kept.keys() if now[name] != kept[name])
     missing, extra = sorted(now.keys() - kept.keys()), sorted(kept.keys() - now.keys())
