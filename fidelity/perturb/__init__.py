@@ -11,6 +11,8 @@ Modules, one idea each:
   import_hook    serve the patched source for the target module in a child
   pytest_plugin  what a child's pytest records per test (outcome, kind, readings, fixtures read)
   child          `python -m fidelity.perturb.child JOB.json`
+  child_args     the pytest command line a child's job becomes (child and batch children alike)
+  batch          a batch child: collect once, fork per mutant (observations with `batched`)
   launch         start a child, time it out, read what it left
   executor       where a child runs: a unit of work handed to the local executor or another
   unit_tally     how the units stand while they run: done, running, queued
@@ -20,7 +22,8 @@ Modules, one idea each:
   outcomes       per-gate Outcome of a child
   clean_runs     how many unpatched runs, and the verdict over them (flaky or not)
   result         RunResult: its JSON and its table
-  runner         `run`: baseline, forced failure, perturbations, green after, evidence
+  runner         `run`: puts the steps in order (baseline, forced failure, perturbations, green after, evidence)
+  stages         one module per step of a run, and the run object passed between them
 
 Names are imported lazily so that a child importing `fidelity.perturb.child`
 or the plugin loads nothing else.

@@ -222,14 +222,14 @@ def test_runs_with_their_own_environment_share_one_zygote(tmp_path):
 
 
 def test_green_after_is_split_into_balanced_children_of_whole_gates(main_run):
-    from fidelity.perturb.runner import _balanced_parts
+    from fidelity.perturb.stages.green_after import balanced_parts
 
     ga = main_run.result.green_after
     assert len(ga["children"]) == 2 and all(c["status"] == "ok" for c in ga["children"])
     cost = {"a.py::x[1]": 5.0, "a.py::x[2]": 4.0, "b.py::y": 6.0, "c.py::z": 2.0, "d.py::w": 1.0}
-    parts = _balanced_parts(set(cost), cost, 2)
+    parts = balanced_parts(set(cost), cost, 2)
     assert sorted(sorted(p) for p in parts) == [["a.py::x[1]", "a.py::x[2]"], ["b.py::y", "c.py::z", "d.py::w"]]
-    assert _balanced_parts({"a.py::x[1]", "a.py::x[2]"}, cost, 4) == [{"a.py::x[1]", "a.py::x[2]"}]
+    assert balanced_parts({"a.py::x[1]", "a.py::x[2]"}, cost, 4) == [{"a.py::x[1]", "a.py::x[2]"}]
 
 
 def test_a_gate_red_in_one_clean_run_of_ten_is_refused_as_flaky_with_the_counts(tmp_path, monkeypatch):
