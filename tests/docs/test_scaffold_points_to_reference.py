@@ -9,9 +9,8 @@ from fidelity import docs_reference
 from fidelity.scaffold import plan
 
 
-# Files of the scaffold that use a documented helper and do not point yet: issue 52's lead edits them (the mechanism
-# declaration's markers, the subject); empty this when they say `fidelity show reference` too.
-NOT_YET = {"mechanism.py", "subject.py"}
+NOT_YET: set[str] = set()
+"""Files of the scaffold that use a documented helper and do not point to the reference yet (none)."""
 
 
 def _documented_imports(source: str) -> set[str]:

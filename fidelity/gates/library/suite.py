@@ -56,13 +56,15 @@ GENERIC: dict[str, tuple[str, Callable, tuple[torch.dtype, ...]]] = {
 class GateClassesFor:
     """Subclass once per mechanism, named Test... so pytest collects it (see the module docstring).
 
-    mechanism           a declared mechanism's name (built-in, installed, or the project's `mechanisms` setting)
-    example             a fixture id whose `inputs` and `params` name the mechanism's arguments
-    refuses             optional: argument name -> values the interface says raise ValueError
-    gradient_example    optional: a fixture id with the call's inputs and params, a `cotangent` input shaped like
-                        the output, and the oracle's gradient of sum(cotangent x output) as expected `d_<name>`
-                        for inputs and parameters (a module's as built); gradients_from_oracle compares them
-    gradient_tolerance  with gradient_example: the Tolerance it compares within (write why beside it)
+    Keywords of the class statement:
+
+    - `mechanism`: a declared mechanism's name (built-in, installed, or the project's `mechanisms` setting).
+    - `example`: a fixture id whose `inputs` and `params` name the mechanism's arguments.
+    - `refuses` (optional): argument name -> values the interface says raise ValueError.
+    - `gradient_example` (optional): a fixture id with the call's inputs and params, a `cotangent` input shaped
+      like the output, and the oracle's gradient of sum(cotangent x output) as expected `d_<name>` for inputs
+      and parameters (a module's as built); gradients_from_oracle compares them.
+    - `gradient_tolerance`: with `gradient_example`, the `Tolerance` it compares within (write why beside it).
     """
 
     example: Example
