@@ -4,20 +4,27 @@
 2. Which numbers in the sources are wrong? Refuted claims: a finding about the paper (or
    the document that states the number), never a failure of the implementation (README,
    "claims"), so they never make the first answer "no".
-3. Which gates separate a perturbation only weakly? A separation under 10 tolerances: the
-   gate tells the wrong value apart, with little margin. A weakness of the gates, not of
-   the implementation.
+3. Which perturbations do the fixtures tell apart only weakly? A separation (the distance
+   from the right value to a perturbation's predicted value, in the gate's tolerances)
+   under 10: a thin margin; at 0 that fixture cannot tell the perturbation apart at any
+   tolerance, and other gates must catch it. A weakness of the checks, not of the
+   implementation.
 
 One sentence each, with the papers it concerns linked to their sections, so a newcomer
 reads each answer for what it is and knows where to look next.
 """
 from __future__ import annotations
 
+from fidelity.evidence import jsonio
 from fidelity.report.blocks import Link, Para, Strong, Tag, anchor
 
 FAITHFUL_Q = "Is the implementation faithful?"
 SOURCES_Q = "Which numbers in the papers are wrong?"
-WEAK_Q = "Which gates tell a perturbation apart only weakly?"
+WEAK_Q = "Which perturbations do the fixtures tell apart only weakly?"
+
+
+def _verb(n: int, one: str, many: str) -> str:
+    return one if n == 1 else many
 
 
 def discovery_counts(ledger: dict, paper: str | None = None) -> dict:
@@ -51,11 +58,13 @@ def faithful(ledger: dict) -> tuple[bool, str]:
     caught = t["perturbations"] - t["blind_spots"]
     open_items = []
     if t["implemented_accepted"] < claimed:
-        open_items.append(f"{claimed - t['implemented_accepted']} of {claimed} implemented equations have no "
+        lacking = claimed - t["implemented_accepted"]
+        open_items.append(f"{lacking} of {claimed} implemented equations {_verb(lacking, 'has', 'have')} no "
                           "accepted gate (a gate seen red under a perturbation and green without it)")
     if t["blind_spots"]:
-        open_items.append(f"{t['blind_spots']} of {t['perturbations']} perturbations are blind spots: no gate "
-                          "caught them")
+        open_items.append(f"{t['blind_spots']} of {t['perturbations']} perturbations "
+                          f"{_verb(t['blind_spots'], 'is a blind spot', 'are blind spots')}: no gate caught "
+                          f"{_verb(t['blind_spots'], 'it', 'them')}")
     found = discovery_counts(ledger)
     if found["unexplained"] or found["undecided"]:
         open_items.append(f"discovery left {found['unexplained']} blind spots unexplained and "
@@ -74,20 +83,27 @@ def blocks(ledger: dict) -> list:
     stated = t["claims_confirmed"] + t["claims_refuted"] + t["claims_unchecked"]
     if t["claims_refuted"]:
         sources = (Tag(f"{t['claims_refuted']} refuted", "other"), " ", Strong(SOURCES_Q), " ",
-                   f"{t['claims_refuted']} of the {stated} numbers the papers state are refuted by the oracles",
+                   f"{t['claims_refuted']} of the {stated} numbers the papers state "
+                   f"{_verb(t['claims_refuted'], 'is', 'are')} refuted by the oracles",
                    *_per_paper(ledger, "claims_refuted", "claims"),
                    ". A refuted number is a finding about the paper, not a failure of the implementation: "
-                   f"the oracles compute a different value. {t['claims_confirmed']} are confirmed, "
-                   f"{t['claims_unchecked']} unchecked.")
+                   f"the oracles compute a different value. {t['claims_confirmed']} "
+                   f"{_verb(t['claims_confirmed'], 'is', 'are')} confirmed, {t['claims_unchecked']} unchecked.")
     else:
         sources = (Tag("none refuted", "passed"), " ", Strong(SOURCES_Q), " ",
-                   f"None that was checked: of the {stated} numbers the papers state, {t['claims_confirmed']} are "
-                   f"confirmed by the oracles and {t['claims_unchecked']} unchecked.")
+                   f"None that was checked: of the {stated} numbers the papers state, {t['claims_confirmed']} "
+                   f"{_verb(t['claims_confirmed'], 'is', 'are')} confirmed by the oracles and "
+                   f"{t['claims_unchecked']} unchecked.")
     if t["weak"]:
+        zero = sum(1 for p in ledger["papers"] for r in p["separations"]
+                   if r["weak"] and r["separation"] is not None and jsonio.decode_float(r["separation"]) == 0)
         weak = (Tag(f"{t['weak']} weak", "other"), " ", Strong(WEAK_Q), " ",
-                f"{t['weak']} separations are under 10 tolerances", *_per_paper(ledger, "weak", "weak-gates"),
-                ": the gate tells the perturbation's predicted value from the right one, but with little margin. "
-                "A weakness of the gates, not a failure of the implementation.")
+                f"{t['weak']} {_verb(t['weak'], 'separation', 'separations')} (the distance from the right value "
+                f"to a perturbation's predicted value, in the gate's tolerances) {_verb(t['weak'], 'is', 'are')} "
+                "under 10", *_per_paper(ledger, "weak", "weak-gates"),
+                f", {zero} of them 0. Under 10 the margin is thin; at 0 the fixture's predicted wrong value is the "
+                "right one, so that fixture cannot tell the perturbation apart at any tolerance and other gates "
+                "must catch it. A weakness of the checks, not a failure of the implementation.")
     else:
         weak = (Tag("none weak", "passed"), " ", Strong(WEAK_Q), " ",
                 "None: every computed separation is at least 10 tolerances.")

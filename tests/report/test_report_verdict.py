@@ -33,11 +33,13 @@ def test_refuted_numbers_and_weak_separations_do_not_make_the_implementation_unf
     faithful, sources, weak = _top(ledger)[:3]
     assert faithful.startswith("**faithful** **Is the implementation faithful?** Yes, as far as checked"), faithful
     assert "refuted" not in faithful and "weak" not in faithful and "separation" not in faithful
-    assert sources.startswith("**1 refuted** **Which numbers in the papers are wrong?** 1 of the 3 numbers"), sources
+    assert sources.startswith("**1 refuted** **Which numbers in the papers are wrong?** 1 of the 3 numbers the papers state is refuted"), sources
     assert "a finding about the paper, not a failure of the implementation" in sources
     assert "[toy: 1](#toy-claims)" in sources                                   # where to look
-    assert weak.startswith("**2 weak** **Which gates tell a perturbation apart only weakly?**"), weak
+    assert weak.startswith("**2 weak** **Which perturbations do the fixtures tell apart only weakly?**"), weak
     assert "not a failure of the implementation" in weak and "[toy: 2](#toy-weak-gates)" in weak
+    zero = [r for r in ledger["separations"] if r["weak"] and r["separation"] == 0]
+    assert f", {len(zero)} of them 0." in weak and "cannot tell the perturbation apart at any tolerance" in weak
 
 
 def test_what_the_implementation_lacks_is_said_in_its_own_answer(toy):
@@ -46,5 +48,5 @@ def test_what_the_implementation_lacks_is_said_in_its_own_answer(toy):
     blind = sum(s["blind_spots"] for s in ledger["summary"])
     faithful = _top(ledger)[0]
     assert faithful.startswith("**not yet shown faithful** **Is the implementation faithful?** Not yet shown: ")
-    assert blind and f"{blind} of " in faithful and "blind spots: no gate caught them" in faithful, faithful
+    assert blind == 2 and "2 of 5 perturbations are blind spots: no gate caught them" in faithful, faithful
     assert "refuted" not in faithful and "weak" not in faithful
