@@ -112,8 +112,9 @@ class Plot:
 @dataclass(frozen=True)
 class Matrix:
     """A grid drawn in HTML only (Markdown names it, as it names a plot). `columns`: (id, text, hover);
-    `groups`: (heading inline, rows); a row is (header inline, cells); a cell is (kind, text, hover, quiet,
-    target id: linked when the page holds it) or None."""
+    `groups`: (heading inline, rows); a row is (header inline, cells); a cell is (kind, text, reading: the
+    value its hover adds or "", quiet, target id: linked when the page holds it) or None. The page's script
+    puts a cell's hover together (its column, the legend's words for its kind, the reading, off target)."""
 
     name: str
     caption: str

@@ -9,6 +9,12 @@ Every mention (blocks.Ref) links to the element that carries its id (blocks.Targ
 heading); the first element with an id keeps it, so ids stay unique, and a mention
 of something the page does not hold is plain code, never a dead link. A heading marked
 `collapsed` opens a <details> closed by default that holds its section.
+
+What the page would otherwise repeat thousands of times is written once (issue 52: 8.4 MB):
+a mention's hover (a gate's whole node id, a perturbation's title) is the data-hover of the
+element it links to, and a grid cell's hover is put together from its column, its kind
+(the legend's words) and its reading; the page's script sets either as the title when
+the pointer reaches it.
 """
 from __future__ import annotations
 
@@ -34,22 +40,50 @@ def _href_ok(href: str) -> bool:
     return u.scheme == "https" and (u.hostname or "") in ALLOWED_HOSTS
 
 
+MIN_PART = 8   # characters between two break opportunities after an underscore
+
+
+def _breakable(text: str) -> str:
+    """A break opportunity after . / :: and after an underscore that ends a part of MIN_PART characters or more:
+    a long id breaks where it reads well in a narrow cell, with half the <wbr> of one after every _ (issue 52)."""
+    out, run = [], 0
+    for part in re.split(r"(?<=[./_])|(?<=:)(?!:)", text):
+        out.append(html.escape(part))
+        run += len(part)
+        if not part.endswith("_") or run >= MIN_PART:
+            out.append("<wbr>")
+            run = 0
+    return "".join(out).removesuffix("<wbr>")
+
+
 def _code(text: str) -> str:
-    # a break opportunity after . : / _ keeps long ids readable in narrow cells
-    return "<code>" + re.sub(r"([./:_])", r"\1<wbr>", html.escape(text)) + "</code>"
+    return "<code>" + _breakable(text) + "</code>"
+
+
+# a grid cell's class, by its kind (plots.MATRIX_CODES): two letters, as the grids hold tens of thousands
+GRID_CLASS = {"caught": "ca", "red_not_green": "rn", "red_other": "ro", "survived": "su", "skipped": "sk",
+              "stale": "st", "predicted": "pr"}
 
 
 class _Page:
-    """One rendering: which ids the page holds, and which of them are already placed."""
+    """One rendering: which ids the page holds, which of them are already placed, and the hover of each."""
 
     def __init__(self, doc: Document):
         self.ids = {b.anchor for b in doc.blocks if isinstance(b, Heading)}
         self.ids |= {f"plot-{b.name}" for b in doc.blocks if isinstance(b, Plot)}
         self.ids |= {f"matrix-{b.name}" for b in doc.blocks if isinstance(b, Matrix)}
+        self.hovers: dict[str, str] = {}
         for b in doc.blocks:
             for content in _inlines(b):
                 self.ids |= set(_targets(content))
+                for ref in _refs(content):
+                    if ref.hover:
+                        self.hovers.setdefault(ref.target, ref.hover)
         self.placed: set[str] = set()
+
+    def hover_attr(self, ident: str) -> str:
+        hover = self.hovers.get(ident)
+        return f' data-hover="{html.escape(hover)}"' if hover else ""
 
     def inline(self, content) -> str:
         if content is None:
@@ -71,14 +105,13 @@ class _Page:
         if isinstance(content, Ref):
             if content.target not in self.ids:
                 return _code(content.text)
-            hover = f' title="{html.escape(content.hover)}"' if content.hover else ""
-            return f'<a class="ref" href="#{html.escape(content.target)}"{hover}>{_code(content.text)}</a>'
+            return f'<a class="ref" href="#{html.escape(content.target)}">{_breakable(content.text)}</a>'
         if isinstance(content, Target):
             inner = self.inline(content.content)
             if content.id in self.placed:
                 return inner
             self.placed.add(content.id)
-            return f'<span id="{html.escape(content.id)}">{inner}</span>'
+            return f'<span id="{html.escape(content.id)}"{self.hover_attr(content.id)}>{inner}</span>'
         if isinstance(content, Link):
             if not _href_ok(content.href):
                 return html.escape(f"{content.text} ({content.href})")
@@ -89,7 +122,9 @@ class _Page:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in t.headers)
         rows = "".join("<tr>" + "".join(f"<td>{self.inline(c)}</td>" for c in row) + "</tr>\n" for row in t.rows)
         css = f' class="{html.escape(t.css)}"' if t.css else ""
-        return f"<table{css}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{rows}</tbody></table>"
+        table = f"<table{css}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{rows}</tbody></table>"
+        # a table too wide for a phone scrolls sideways in its own box, its words whole (pagestyle)
+        return f'<div class="table-scroll">{table}</div>' if "scroll-x" in t.css.split() else table
 
     def matrix(self, m: Matrix) -> str:
         head = "<th>gate</th>" + "".join(
@@ -98,22 +133,24 @@ class _Page:
         for group, rows in m.groups:
             body.append(f'<tr class="group"><th colspan="{len(m.columns) + 1}">{self.inline(group)}</th></tr>')
             for header, cells in rows:
-                tds = []
-                for cell in cells:
-                    if cell is None:
-                        tds.append('<td class="empty"></td>')
-                        continue
-                    kind, text, hover, quiet, target = cell
-                    css = f"c-{kind}" + (" quiet" if quiet else "")
-                    inner = (f'<a href="#{html.escape(target)}">{html.escape(text)}</a>' if target in self.ids
-                             else html.escape(text))
-                    tds.append(f'<td class="{css}" title="{html.escape(hover)}">{inner}</td>')
-                body.append(f"<tr><th>{self.inline(header)}</th>{''.join(tds)}</tr>")
-        legend = "".join(f'<span><b class="c-{k}">{html.escape(code)}</b> {html.escape(text)}</span>'
+                body.append(f"<tr><th>{self.inline(header)}</th>{''.join(self.grid_cell(c) for c in cells)}</tr>")
+        legend = "".join(f'<span><b class="{GRID_CLASS[k]}">{html.escape(code)}</b> {html.escape(text)}</span>'
                          for k, code, text in m.legend)
         return (f'<figure class="matrix" id="matrix-{m.name}"><div class="grid-scroll"><table class="grid">'
                 f"<thead><tr>{head}</tr></thead><tbody>\n" + "\n".join(body) + "\n</tbody></table></div>"
                 f'<figcaption>{self.inline(m.caption)}<div class="legend">{legend}</div></figcaption></figure>')
+
+
+    def grid_cell(self, cell) -> str:
+        """A cell in as few bytes as say it: a grid has tens of thousands (its hover: pagescript)."""
+        if cell is None:
+            return "<td></td>"
+        kind, text, value, quiet, target = cell
+        css = GRID_CLASS[kind] + (" q" if quiet else "")
+        inner = (f'<a href="#{html.escape(target)}">{html.escape(text)}</a>' if target in self.ids
+                 else html.escape(text))
+        r = f' data-r="{html.escape(value)}"' if value else ""
+        return f'<td class="{css}"{r}>{inner}</td>'
 
 
 def _inlines(b):
@@ -126,10 +163,21 @@ def _inlines(b):
         for row in b.rows:
             yield from row
     elif isinstance(b, Matrix):
+        yield tuple(Ref(text, target, hover) for target, text, hover in b.columns)
         for group, rows in b.groups:
             yield group
             for header, _ in rows:
                 yield header
+
+
+def _refs(content):
+    if isinstance(content, Ref):
+        yield content
+    elif isinstance(content, Target):
+        yield from _refs(content.content)
+    elif isinstance(content, tuple):
+        for c in content:
+            yield from _refs(c)
 
 
 def _targets(content):
@@ -158,7 +206,7 @@ def _plot(b: Plot, plots: dict, unavailable: str | None) -> str:
 
 SEARCH_BOX = ('<label for="search">Search every table: an id exactly, or words</label>'
               '<input id="search" type="search" placeholder="e.g. P12, mhc.eq8, sinkhorn gradient" autocomplete="off">'
-              '<span id="search-count" aria-live="polite"></span>')
+              '<span id="search-count" aria-live="polite"></span><div id="search-where"></div>')
 
 
 def render(doc: Document, plots: dict | None = None, plots_unavailable: str | None = None) -> str:
@@ -174,7 +222,7 @@ def render(doc: Document, plots: dict | None = None, plots_unavailable: str | No
                 body.append("</details>")
             if b.level in (2, 3):
                 nav.append(f'<a class="l{b.level}" href="#{b.anchor}">{html.escape(b.text)}</a>')
-            heading = f'<h{b.level} id="{b.anchor}">{html.escape(b.text)}</h{b.level}>'
+            heading = f'<h{b.level} id="{b.anchor}"{page.hover_attr(b.anchor)}>{html.escape(b.text)}</h{b.level}>'
             if b.collapsed:
                 open_sections.append(b.level)
                 heading = f'<details class="section"><summary>{heading}</summary>'

@@ -6,7 +6,15 @@ Why some rules are as they are:
   Their cells wrap instead (under 900 px even inside a word), so nothing scrolls sideways;
 - the gate matrices are the one wide thing: each sits in a box that scrolls both ways
   with a bounded height, so its sticky header row and gate column stick inside it;
-- under 900 px the sidebar is a block above the content, not a fixed 250 px column.
+- under 900 px the sidebar is a block above the content, not a fixed 250 px column;
+- a table marked scroll-x (the Summary: ten columns of counts) is the exception to the first
+  rule: under 900 px its words stay whole (a header broken letter by letter reads as noise)
+  and it scrolls sideways in its own box, its first column (the paper) kept in view.
+  It is short, so its header row has no need to stick to the window;
+- a mention (a.ref) is drawn as code: the link holds the text itself, with no <code> inside
+  (fifteen thousand mentions on this project's page);
+- while a search is on (body.searching), a table with no matching row is hidden, and each
+  heading says how many rows under it match (span.hits).
 """
 
 STYLE = """
@@ -38,7 +46,18 @@ th { background: var(--alt); position: sticky; top: 0; z-index: 1; }
 tr:nth-child(even) td { background: #fbfcfd; }
 code { font: 12px/1.3 ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; background: #eef1f5;
        padding: 0 3px; border-radius: 3px; }
-a.ref { text-decoration: none; } a.ref code { color: #1b4f9c; } a.ref:hover code { text-decoration: underline; }
+a.ref { text-decoration: none; font: 12px/1.3 ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace;
+        background: #eef1f5; padding: 0 3px; border-radius: 3px; color: #1b4f9c; }
+a.ref:hover { text-decoration: underline; }
+.table-scroll { overflow-x: auto; max-width: 100%; margin: 6px 0 12px; }
+.table-scroll table { margin: 0; }
+.table-scroll td:first-child, .table-scroll th:first-child { position: sticky; left: 0; z-index: 2; }
+.table-scroll td:first-child { background: var(--bg); }
+body.searching table.no-hits { display: none; }
+.hits { font-size: 12px; font-weight: 600; color: #12512b; background: #d9f2e1; border-radius: 3px;
+        padding: 0 5px; margin-left: 8px; vertical-align: middle; }
+.hits.none { color: var(--muted); background: var(--alt); font-weight: normal; }
+#search-where a { display: block; padding-left: 8px; } #search-where { margin-bottom: 8px; }
 :target, tr:target td { background: #fff6c8 !important; }
 tbody [id] { scroll-margin-top: 2.6em; }  /* no script: about one header row; the script sets the exact height */
 .num { border-bottom: 1px dotted #9aa3b2; }
@@ -66,12 +85,12 @@ table.grid tbody th { position: sticky; left: 0; z-index: 1; text-align: left; m
                       font-weight: normal; }
 table.grid thead th:first-child { left: 0; z-index: 3; }
 table.grid tr.group th { background: #e9edf3; font-weight: 600; text-align: left; }
-table.grid td.c-caught { background: #c0392b; color: #fff; } table.grid td.c-red_not_green { background: #e8897f; }
-table.grid td.c-red_other { background: #e59866; } table.grid td.c-survived { background: #5d6d7e; color: #fff; }
-table.grid td.c-skipped { background: #d5dbe1; } table.grid td.c-stale { background: #f7dc6f; }
-table.grid td.c-predicted { background: #d7cdf5; }
-table.grid td.quiet { opacity: 0.35; }
-table.grid td.empty { background: #fff; }
+.grid .ca, .legend .ca { background: #c0392b; color: #fff; } .grid .rn, .legend .rn { background: #e8897f; }
+.grid .ro, .legend .ro { background: #e59866; } .grid .su, .legend .su { background: #5d6d7e; color: #fff; }
+.grid .sk, .legend .sk { background: #d5dbe1; } .grid .st, .legend .st { background: #f7dc6f; }
+.grid .pr, .legend .pr { background: #d7cdf5; }
+table.grid td.q { opacity: 0.35; }
+table.grid td:empty { background: #fff; }
 .long { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; line-clamp: 2; overflow: hidden;
   cursor: pointer; max-width: 12em; }  /* two lines of a long message, a tap or a click (focus) shows the rest;
   narrow, so the columns beside it (a gate's long name) get the width: rows half as tall */
@@ -83,6 +102,8 @@ table.grid td a { color: inherit; display: block; text-decoration: none; min-hei
   nav { position: static; width: auto; max-height: 40vh; border-right: 0; border-bottom: 1px solid var(--line); }
   main { margin-left: 0; padding: 12px 12px 60px; }
   td, th { overflow-wrap: anywhere; }   /* a narrow screen: a cell may break inside a word rather than scroll */
+  .table-scroll td, .table-scroll th { overflow-wrap: normal; }  /* ... except in a table that scrolls */
+  .table-scroll th { min-width: 6em; }
   nav { max-height: 30vh; }
 }
 """

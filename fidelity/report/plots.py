@@ -1,4 +1,4 @@
-"""The ledger's plots, as PNG bytes: deterministic, drawn only when asked.
+"""The ledger's plots, as PNG bytes (256 colours): deterministic, drawn only when asked.
 
 matplotlib is imported inside `draw_all` and nowhere else, so `fidelity --help`
 and the Markdown ledger never pay for it. Figures are built with the
@@ -125,13 +125,20 @@ def separation_series(ledger: dict) -> list[dict]:
 # ---------------------------------------------------------------- drawing
 
 def _png(fig) -> bytes:
-    """Render with Agg (attached to this figure only; no global backend switch), no timestamp or software tag."""
+    """Render with Agg (attached to this figure only; no global backend switch), no timestamp or software tag,
+    then to 256 colours (Pillow, which matplotlib requires): a plot has a few colours and their antialiased
+    edges, so it looks the same at a third of the bytes of Agg's RGBA (issue 52: the page's weight)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image
 
     FigureCanvasAgg(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
-    return buf.getvalue()
+    rgb = Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
+    out = io.BytesIO()
+    rgb.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(out, format="PNG",
+                                                                                          optimize=True)
+    return out.getvalue()
 
 
 def _sinkhorn(series: list[dict]):

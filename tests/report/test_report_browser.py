@@ -24,8 +24,9 @@ import pytest
 
 from fidelity.report import html as html_page
 from fidelity.report import outputs, plots
+from fidelity.report.anchors import ref_id
 
-from ledger_toy import P1_SAID
+from ledger_toy import G_DOUBLE, P1_SAID
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
@@ -203,7 +204,7 @@ def test_every_in_page_link_resolves_to_an_element_id(page, tmp_path):
     dom = _Links()
     dom.feed(proc.stdout)
     assert len(dom.hrefs) > 30                                      # equations, gates, perturbations are linked
-    assert {"eq-toy-eq1", "gate-tests-gates-test-toy-py-test-double", "pert-p1"} <= dom.ids
+    assert {"eq-toy-eq1", ref_id("gate", G_DOUBLE), "pert-p1"} <= dom.ids
     assert sorted({h for h in dom.hrefs if h not in dom.ids}) == []
 
 
@@ -321,9 +322,9 @@ def test_a_grid_cell_reads_without_hover_and_a_tap_on_it_lands_on_its_record_in_
     names; a cell with a record in Red to green links to it, and the row it lands on says the reading and what
     the gate said, below the sticky header."""
     probe = ("for (const x of d.querySelectorAll('details')) x.open = true;"
-             "const cells = [...d.querySelectorAll('table.grid td:not(.empty)')];"
+             "const cells = [...d.querySelectorAll('table.grid td:not(:empty)')];"
              "const legend = [...d.querySelectorAll('.legend b')].map(b => b.textContent);"
-             "const link = d.querySelector('table.grid td.c-caught a');"
+             "const link = d.querySelector('table.grid td.ca a');"
              "link.click();"
              "await new Promise(done => w.addEventListener('hashchange', () => setTimeout(done, 50), {once: true}));"
              "const r = d.getElementById(link.getAttribute('href').slice(1)).closest('tr'), t = r.closest('table');"
@@ -339,3 +340,113 @@ def test_a_grid_cell_reads_without_hover_and_a_tap_on_it_lands_on_its_record_in_
     assert record["what the gate said"] == P1_SAID, record
     assert record["observed red reading"] == "0.5", record                     # 0.5000001 to the digits that matter
     assert out["rowTop"] >= out["headBottom"] - 0.5 and out["rowBottom"] <= out["height"], out
+
+
+# ---------------------------------------------------------------- issue 52: a ledger a reader can act on
+
+_SEARCHED = ("const rows = [...d.querySelectorAll('main table:not(.grid) tbody tr')], shown = rows.filter(r => !r.hidden);"
+             "const first = shown[0], t = first.closest('table');"
+             "const head = t.tHead.rows[0].cells[0].getBoundingClientRect(), row = first.getBoundingClientRect();"
+             "const tables = [...d.querySelectorAll('main table:not(.grid)')].filter(x => x.getClientRects().length);"
+             "return {scrolled: w.scrollY, rowTop: row.top, rowBottom: row.bottom, headBottom: head.bottom,"
+             " height: w.innerHeight, shown: shown.map(r => r.cells[0].textContent), hidden: rows.length - shown.length,"
+             " emptyTablesShown: tables.filter(x => !x.querySelector('tbody tr:not([hidden])')).length,"
+             " openWithoutMatch: [...d.querySelectorAll('main details.section')].filter(x => x.open"
+             "   && !x.querySelector('table:not(.grid) tbody tr:not([hidden])')).length,"
+             " badges: Object.fromEntries([...d.querySelectorAll('main span.hits')].map(b => [b.parentElement.id,"
+             "   b.textContent])),"
+             " where: [...d.querySelectorAll('#search-where a')].map(a => [a.getAttribute('href'), a.textContent]),"
+             " count: d.getElementById('search-count').textContent, hits: d.body.dataset.searchHits};")
+
+
+@pytest.mark.parametrize("width", [420, 1366])
+def test_search_takes_the_reader_to_the_first_match_with_the_rest_out_of_the_way(width, page, tmp_path):
+    """Issue 52: searching "mhc.eq3" said "1 row matches" and left the reader at the top of the page, above
+    tables emptied to their headers. Now the page scrolls to the first matching row (below its sticky header),
+    hides each table with no match, closes each collapsed section with none, and says where the matches are:
+    beside each heading, and under the box, a link per section with its count."""
+    out = _framed(page, tmp_path, width, 400, _SEARCHED, fragment="?q=P3")
+    assert out["shown"] == ["P3"] and out["hidden"] > 10, out                  # the one row P3 names
+    assert out["scrolled"] > 0, out                                            # taken to it ...
+    assert out["rowTop"] >= out["headBottom"] - 0.5 and out["rowBottom"] <= out["height"], out   # ... in view
+    assert out["emptyTablesShown"] == 0 and out["openWithoutMatch"] == 0, out  # the rest out of the way
+    assert out["badges"]["toy-perturbations"] == "1 match" and out["badges"]["paper-toy"] == "1 match", out
+    assert out["badges"]["toy-red-to-green"] == "no match" and out["badges"]["summary"] == "no match", out
+    assert out["where"] == [["#toy-perturbations", "toy \u203a Perturbations: 1"]], out
+    assert out["count"] == "1 row matches in 1 section:" and out["hits"] == "1", out
+
+
+def test_search_counts_each_section_and_the_counts_add_up(page, tmp_path):
+    out = _framed(page, tmp_path, 1366, 600, _SEARCHED, fragment="?q=st_dou")
+    counts = [int(text.rsplit(": ", 1)[1]) for _, text in out["where"]]
+    assert len(counts) > 1 and sum(counts) == len(out["shown"]) == int(out["hits"]), out
+    for href, text in out["where"]:
+        section = href[1:]
+        assert out["badges"][section].split()[0] == text.rsplit(": ", 1)[1], (section, out["badges"])
+    assert out["emptyTablesShown"] == 0 and out["openWithoutMatch"] == 0, out
+
+
+def test_emptying_the_search_shows_every_row_and_the_sections_as_they_were(page, tmp_path):
+    out = _framed(page, tmp_path, 1366, 600,
+                  "const open = () => [...d.querySelectorAll('main details.section')].map(x => x.open);"
+                  "const before = open(), box = d.getElementById('search');"
+                  "box.value = 'P3'; box.dispatchEvent(new w.Event('input'));"
+                  "const during = open(); box.value = ''; box.dispatchEvent(new w.Event('input'));"
+                  "return {before: before, during: during, after: open(),"
+                  " hidden: d.querySelectorAll('main tr[hidden]').length,"
+                  " badges: d.querySelectorAll('main span.hits').length, where: d.getElementById('search-where')"
+                  " .children.length, searching: d.body.classList.contains('searching')};")
+    assert out["during"] != out["before"] and out["after"] == out["before"], out
+    assert out["hidden"] == out["badges"] == out["where"] == 0 and not out["searching"], out
+
+
+_HEADER_WORDS = ("const h = d.getElementById('summary'), t = h.parentElement.querySelector("
+                 "'h2#summary ~ table, h2#summary ~ .table-scroll > table');"
+                 "const broken = [];"
+                 "for (const th of t.tHead.rows[0].cells) {"
+                 "  const node = th.firstChild, text = node.textContent; let at = 0;"
+                 "  for (const word of text.split(/\\s+/)) {"
+                 "    const start = text.indexOf(word, at), r = d.createRange(); at = start + word.length;"
+                 "    r.setStart(node, start); r.setEnd(node, at);"
+                 "    const lines = new Set([...r.getClientRects()].map(x => Math.round(x.top)));"
+                 "    if (lines.size > 1) broken.push(word);"
+                 "  }"
+                 "}"
+                 "const box = t.parentElement, e = d.documentElement;"
+                 "return {broken: broken, headers: t.tHead.rows[0].cells.length, pageScroll: e.scrollWidth - e.clientWidth,"
+                 " boxScroll: box.scrollWidth - box.clientWidth, firstColumnLeft: t.rows[1].cells[0]"
+                 " .getBoundingClientRect().left, boxLeft: box.getBoundingClientRect().left,"
+                 " scrolled: (box.scrollLeft = 10000, box.scrollLeft),"
+                 " firstColumnLeftScrolled: t.rows[1].cells[0].getBoundingClientRect().left};")
+
+
+@pytest.mark.parametrize("width", [420, 1366])
+def test_the_summary_headers_keep_their_words_whole(width, page, tmp_path):
+    """Issue 52: at 420 px the Summary's ten headers broke letter by letter. Each word of a header now stays on
+    one line; at 420 px the table scrolls sideways in its own box (the page does not), the paper column kept in
+    view; at 1366 px it fits."""
+    out = _framed(page, tmp_path, width, 900, _HEADER_WORDS)
+    assert out["headers"] == 10 and out["broken"] == [], out
+    assert out["pageScroll"] <= 0, out
+    if width == 420:
+        assert out["boxScroll"] > 0 and out["scrolled"] > 0, out                 # the table scrolls in its box
+        assert abs(out["firstColumnLeftScrolled"] - out["boxLeft"]) < 1, out      # the paper column stays
+    else:
+        assert out["boxScroll"] <= 0, out
+
+
+def test_hovers_written_once_are_shown_where_the_pointer_is(page, tmp_path):
+    """The page writes a mention's hover once (on what it names) and a grid cell's from its column, kind and
+    reading (issue 52: 2.3 MB of title attributes); the script sets each as the title under the pointer."""
+    out = _framed(page, tmp_path, 1366, 600,
+                  "for (const x of d.querySelectorAll('details')) x.open = true;"
+                  "const over = el => { el.dispatchEvent(new w.MouseEvent('mouseover', {bubbles: true}));"
+                  " return el.title; };"
+                  "const cell = d.querySelector('table.grid td.ca a'),"
+                  " gate = d.querySelector('main table:not(.grid) a.ref[href=\"#GATE\"]');"
+                  "return {cell: (over(cell), cell.closest('td').title), gate: over(gate),"
+                  " column: over(d.querySelector('table.grid thead a.ref[href=\"#pert-p1\"]'))};"
+                  .replace("GATE", ref_id("gate", G_DOUBLE)))
+    assert out["cell"] == "P1: red by assertion, green after; reading 0.5000001", out
+    assert out["gate"] == G_DOUBLE, out
+    assert out["column"] == "double triples", out                             # P1's title, from the spec
