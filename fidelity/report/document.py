@@ -142,7 +142,7 @@ def _deviations(doc: Document, ledger: dict) -> None:
                              e["title"], what))
     doc.add(Heading(3, "Deviations from the papers", "deviations"))
     if rows:
-        doc.add(Table(("paper", "equation", "title", "what differs"), tuple(rows)))
+        doc.add(Table(("paper", "equation", "title", "what differs"), tuple(rows), "scroll-x"))
     else:
         doc.add(Para("No equation deviates from its paper."))
 

@@ -50,7 +50,9 @@ a.ref { text-decoration: none; font: 12px/1.3 ui-monospace, "SFMono-Regular", Me
         background: #eef1f5; padding: 0 3px; border-radius: 3px; color: #1b4f9c; }
 a.ref:hover { text-decoration: underline; }
 .table-scroll { overflow-x: auto; max-width: 100%; margin: 6px 0 12px; }
-.table-scroll table { margin: 0; }
+.table-scroll table { margin: 0; border-collapse: separate; border-spacing: 0; border: solid var(--line);
+                      border-width: 1px 0 0 1px; }  /* separate: a sticky cell then covers its own borders */
+.table-scroll th, .table-scroll td { border-width: 0 1px 1px 0; }
 .table-scroll td:first-child, .table-scroll th:first-child { position: sticky; left: 0; z-index: 2; }
 .table-scroll td:first-child { background: var(--bg); }
 body.searching table.no-hits { display: none; }
