@@ -178,8 +178,8 @@ SCRIPT = """
     var wide = function () { return getComputedStyle(document.querySelector("nav")).position === "fixed"; };
     box.addEventListener("input", function () {
       filter(box.value);
-      clearTimeout(timer);
-      if (wide()) { timer = setTimeout(jump, PAUSE_MS); }
+      clearTimeout(timer);   // wide() reads the layout: asked once the typing pauses, not on every keystroke
+      timer = setTimeout(function () { if (wide()) { jump(); } }, PAUSE_MS);
     });
     box.addEventListener("keydown", function (ev) { if (ev.key === "Enter") { clearTimeout(timer); jump(); } });
     var q = new URLSearchParams(location.search).get("q");

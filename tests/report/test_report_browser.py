@@ -450,3 +450,17 @@ def test_hovers_written_once_are_shown_where_the_pointer_is(page, tmp_path):
     assert out["cell"] == "P1: red by assertion, green after; reading 0.5000001", out
     assert out["gate"] == G_DOUBLE, out
     assert out["column"] == "double triples", out                             # P1's title, from the spec
+
+
+@pytest.mark.parametrize("width, how", [(1366, "pause"), (420, "enter")])
+def test_typing_a_query_takes_the_reader_to_the_first_match(width, how, page, tmp_path):
+    """Typed into the box: where the box stays in view (the wide layout) a pause in the typing is enough; on a phone
+    the box would scroll away under the reader's fingers, so Enter takes them there."""
+    out = _framed(page, tmp_path, width, 400,
+                  "const box = d.getElementById('search'); box.focus();"
+                  "for (const q of ['P', 'P3']) { box.value = q; box.dispatchEvent(new w.Event('input')); }"
+                  "const before = w.scrollY;"
+                  f"if ('{how}' === 'enter') box.dispatchEvent(new w.KeyboardEvent('keydown', {{key: 'Enter'}}));"
+                  "await new Promise(done => setTimeout(done, 1500));" + _SEARCHED.replace("return {", "return {before,"))
+    assert out["shown"] == ["P3"] and out["before"] == 0 and out["scrolled"] > 0, out
+    assert out["rowTop"] >= out["headBottom"] - 0.5 and out["rowBottom"] <= out["height"], out
