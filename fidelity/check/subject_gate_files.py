@@ -7,12 +7,19 @@ a small adapter is held by. The mechanism a gate names is read from the file's s
 `pytest.mark.gate(..., mechanism=NAME)`, NAME a string, a module-level constant, or a constant
 imported from a helper module beside the file. A file where it cannot be read so is kept: the
 selection leaves out only files that cannot hold the subject.
+
+ONLY_ENV (internal, for the project's own tests; fidelity never sets it) narrows the selection further to
+the files it names: a test that reads a few gates' results of `check --subject` runs only those.
 """
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 from typing import Iterable
+
+ONLY_ENV = "FIDELITY_ONLY_GATE_FILES"
+"""Gate files by their path inside the gates folder (test_x.py), separated by os.pathsep."""
 
 UNREAD = object()
 """A gate's mechanism that the source does not say as a constant."""
@@ -29,8 +36,27 @@ def files_for(gates: Path, mechanisms: Iterable[str]) -> list[Path]:
     """The gate files under `gates` that may hold one of `mechanisms` (every file when none can be told apart)."""
     wanted = set(mechanisms)
     files = gate_files(gates)
+    only = named_in_env(gates, files)
+    if only is not None:
+        return only
     kept = [f for f in files if any(m is UNREAD or m in wanted for m in named_mechanisms(f))]
     return kept or files
+
+
+def named_in_env(gates: Path, files: list[Path]) -> list[Path] | None:
+    """The gate files ONLY_ENV names (None when it is not set); a name that is no gate file is an error,
+    since a run without it would be read as a run with it."""
+    names = [n for n in os.environ.get(ONLY_ENV, "").split(os.pathsep) if n.strip()]
+    if not names:
+        return None
+    folder = gates if gates.is_dir() else gates.parent
+    named = [(folder / n.strip()).resolve() for n in names]
+    known = {f.resolve(): f for f in files}
+    unknown = [str(n) for n in named if n not in known]
+    if unknown:
+        raise ValueError(f"{ONLY_ENV} names {', '.join(unknown)}, which {'is' if len(unknown) == 1 else 'are'} "
+                         f"not a gate file under {gates}: name each by its path inside that folder")
+    return [f for f in files if f.resolve() in set(named)]
 
 
 def named_mechanisms(file: Path) -> list:

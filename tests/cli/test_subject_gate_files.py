@@ -43,3 +43,24 @@ def test_a_file_is_kept_by_a_literal_a_constant_or_an_imported_constant_and_kept
 def test_a_subject_no_gate_names_gets_the_whole_suite_rather_than_nothing(tmp_path):
     _write(tmp_path, "test_one.py", '@pytest.mark.gate(mechanism="sinkhorn")\ndef test_a(subject): pass\n')
     assert files_for(tmp_path, ["unheard_of"]) == gate_files(tmp_path)
+
+
+def test_the_internal_variable_narrows_the_selection_to_the_files_it_names_and_refuses_a_name_of_none(tmp_path, monkeypatch):
+    """FIDELITY_ONLY_GATE_FILES: the project's own tests that read a few gates' results run only those files."""
+    import os
+
+    import pytest
+
+    from fidelity.check.subject_gate_files import ONLY_ENV
+
+    (tmp_path / "sub").mkdir()
+    one = _write(tmp_path, "test_one.py", '@pytest.mark.gate(mechanism="sinkhorn")\ndef test_a(subject): pass\n')
+    _write(tmp_path, "test_two.py", '@pytest.mark.gate(mechanism="sinkhorn")\ndef test_a(subject): pass\n')
+    nested = _write(tmp_path / "sub", "test_three.py", '@pytest.mark.gate(mechanism="loop_model")\ndef test_a(subject): pass\n')
+    monkeypatch.setenv(ONLY_ENV, os.pathsep.join(["test_one.py", "sub/test_three.py"]))
+    assert files_for(tmp_path, ["sinkhorn"]) == sorted([one, nested])  # by name, whatever mechanism each holds
+    monkeypatch.setenv(ONLY_ENV, "test_one.py" + os.pathsep + "test_typo.py")
+    with pytest.raises(ValueError, match=f"{ONLY_ENV} names .*test_typo.py, which is not a gate file under"):
+        files_for(tmp_path, ["sinkhorn"])
+    monkeypatch.delenv(ONLY_ENV)
+    assert files_for(tmp_path, ["sinkhorn"]) == [one, tmp_path / "test_two.py"]  # unset: the selection by mechanism

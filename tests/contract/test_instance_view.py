@@ -12,7 +12,9 @@ T_MAX_0 = CONTRACT + "test_t_max_0_is_run_not_refused_and_is_exp_of_the_logits"
 
 @pytest.fixture(scope="module")
 def reports() -> dict[str, dict]:
-    return reports_of("no_t_max_0_adapter", ("SUBJECT", "ACCEPTS_NEGATIVE_T_MAX"))
+    # SUBJECT's whole run: its every instance is listed; the other variant is read at the refusal gate alone
+    return reports_of("no_t_max_0_adapter", ("SUBJECT", "ACCEPTS_NEGATIVE_T_MAX"),
+                      gate_files={"ACCEPTS_NEGATIVE_T_MAX": ("test_sinkhorn_contract.py",)})
 
 
 def _instances(report: dict, gate: str) -> dict[str, dict]:

@@ -11,7 +11,7 @@ T_MAX_0 = "tests/gates/test_sinkhorn_contract.py::test_t_max_0_is_run_not_refuse
 
 @pytest.fixture(scope="module")
 def gates() -> dict[str, dict]:
-    report = check_subject("no_t_max_0_adapter:SUBJECT")
+    report = check_subject("no_t_max_0_adapter:SUBJECT", gate_files=("test_sinkhorn_contract.py",))  # the gates read
     return {row["gate"]: row["subjects"]["no-t-max-0"] for row in report["gates"] if "no-t-max-0" in row["subjects"]}
 
 
@@ -33,7 +33,7 @@ STACK_REFUSALS = ("tests/gates/test_mhc_stack.py::"
 
 def test_a_stack_that_cannot_run_width_1_still_has_its_refusals_checked():
     """The width-1 run is its own instance: a NotRun there leaves the no-body and width-0 refusals checked."""
-    report = check_subject("no_t_max_0_adapter:NO_WIDTH_1_STACK")
+    report = check_subject("no_t_max_0_adapter:NO_WIDTH_1_STACK", gate_files=("test_mhc_stack.py",))  # the gate read
     ran = {i["nodeid"].rsplit("-", 1)[-1].rstrip("]"): i for i in report["conformance"]["instances"]
            if i["gate"] == STACK_REFUSALS and "-cpu-" in i["nodeid"]}
     assert ran["no_body"]["outcome"] == ran["width_0"]["outcome"] == "passed", ran
