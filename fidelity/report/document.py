@@ -427,8 +427,11 @@ def _accepted_cell(e: dict):
         return Tag("not claimed", "skipped")
     if not e["gates"]:
         return Tag("no gate", "failed")
-    if e["accepted"]:
+    if e["accepted"] and e["accepted_by"]:
         return (Tag("accepted", "passed"), " by ", pert_refs(e["accepted_by"]))
+    if e["accepted"]:  # its gates are accepted, but under perturbations of other equations: said as such
+        return (Tag("gates accepted", "passed"), "; no perturbation of this equation (its gates went red under ",
+                pert_refs(e.get("gates_accepted_by", ())), ")")
     return Tag("not accepted", "failed")
 
 
