@@ -10,7 +10,9 @@ One idea per file:
   model       gather everything into one JSON-safe dict (the only input of the renderers)
   blocks      the shapes a page is made of (headings, tables, tags, mentions and their targets, ...)
   anchors     one stable id per paper, equation, claim, gate, perturbation, finding; the links to them
-  document    the ledger laid out as blocks, paper by paper
+  document    the ledger laid out as blocks, paper by paper: only puts the sections in order
+  sections    one module per section of the page (summary, third-party findings, equations, ...)
+  inline      what the sections share: numbers as shown, mentions of gates, equations, perturbations
   markdown    blocks -> GitHub Markdown (LEDGER.md)
   gatematrix  a paper's gates x perturbations as an HTML grid
   html        blocks + plots -> one HTML page, no network (ledger.html)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from fidelity.report.anchors import eq_ref, evidence_id, gate_ref, ref_id
 from fidelity.report.blocks import Matrix
+from fidelity.report.inline import num
 
 
 def _cells(ledger: dict) -> dict:
@@ -35,7 +36,6 @@ def _by_equations_held(p: dict) -> list[tuple[list[dict], list[str]]]:
 
 
 def build(p: dict, ledger: dict) -> Matrix | None:
-    from fidelity.report.document import num
     from fidelity.report.plots import MATRIX_CODES
 
     cells = _cells(ledger)

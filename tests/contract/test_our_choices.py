@@ -14,7 +14,8 @@ import pytest
 
 from fidelity.check import conformance
 from fidelity.check.conformance import CHOICE
-from fidelity.report import blocks, document, markdown, model
+from fidelity.report import blocks, markdown, model
+from fidelity.report.sections import third_party
 from fidelity.spec.loader import load_catalogue
 
 from subject_check import REPO, check_subject
@@ -93,6 +94,6 @@ def test_the_ledger_shows_a_difference_from_our_choice_apart_from_findings(runs,
     [row] = [r for r in model._subject_matrix(cat, "attnres", {}, gate_run, "")["rows"] if r["equation"] == "attnres.eps"]
     assert row["third_party"]["other-eps"]["status"] == CHOICE
     doc = blocks.Document("ledger")
-    document._third_party(doc, {"third_party": [third], "discovery": {"other_subjects": [], "error": None}})
+    third_party.section(doc, {"third_party": [third], "discovery": {"other_subjects": [], "error": None}})
     text = markdown.render(doc)
     assert "Differs from our choice on other-eps" in text and "No finding" in text

@@ -64,7 +64,7 @@ def test_each_red_gate_reads_its_failing_assertions_number_or_none(tmp_path):
 
 
 def test_the_report_says_a_red_gate_had_no_reading_rather_than_a_number():
-    from fidelity.report.document import observed_red_reading
+    from fidelity.report.sections.red_to_green import observed_red_reading
 
     row = {"outcome": Outcome.RED_BY_ASSERTION, "observed": None, "basis": "observed"}
     assert "no number" in observed_red_reading(row)

@@ -1,14 +1,14 @@
 """The Equations table says "accepted by" only for the perturbations of that equation; an equation whose gates
 were accepted under other equations' perturbations alone says so, naming them (issue 52 point 5)."""
 from fidelity.report.blocks import Document, Table
-from fidelity.report.document import _accepted_cell
 from fidelity.report.markdown import render
+from fidelity.report.sections.equations import accepted_cell
 
 
 def _cell(**equation) -> str:
     e = {"status": "implemented", "gates": ["t.py::g"], "accepted": True, "accepted_by": [], **equation}
     doc = Document("t")
-    doc.add(Table(("accepted",), ((_accepted_cell(e),),)))
+    doc.add(Table(("accepted",), ((accepted_cell(e),),)))
     return render(doc).splitlines()[-1]
 
 

@@ -2,9 +2,8 @@
 from types import SimpleNamespace
 
 from fidelity.report import coverage
-from fidelity.report.blocks import plain
-from fidelity.report.document import _coverage
-from fidelity.report.blocks import Document
+from fidelity.report.blocks import Document, plain
+from fidelity.report.sections.coverage import section as coverage_section
 
 MECHANISMS = {"op": SimpleNamespace(kind="function"), "block": SimpleNamespace(kind="module")}
 GATES = {
@@ -30,13 +29,13 @@ def test_cells_list_each_class_gates_and_which_are_accepted():
 
 def test_without_a_gate_run_the_table_says_why_it_is_not_shown():
     doc = Document("t")
-    _coverage(doc, {"coverage": coverage.gather(GATES, mechanisms=MECHANISMS, gate_run=False)})
+    coverage_section(doc, {"coverage": coverage.gather(GATES, mechanisms=MECHANISMS, gate_run=False)})
     assert "--no-gates" in " ".join(plain(b.content) for b in doc.blocks if hasattr(b, "content"))
 
 
 def test_the_rendered_table_marks_missing_and_not_applicable_cells():
     doc = Document("t")
-    _coverage(doc, {"coverage": coverage.gather(GATES, mechanisms=MECHANISMS, gate_run=True)})
+    coverage_section(doc, {"coverage": coverage.gather(GATES, mechanisms=MECHANISMS, gate_run=True)})
     [table] = [b for b in doc.blocks if hasattr(b, "rows")]
     cells = {plain(row[0]): [plain(c) for c in row[1:]] for row in table.rows}
     assert cells["op"][list(coverage.GATE_CLASSES).index("stateless")] == "1 gate, 1 accepted"

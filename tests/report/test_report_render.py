@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from ledger_toy import G_DOUBLE, P1_SAID, gate_run_record
 
-from fidelity.report import document, html, markdown, model, outputs, pagescript, plots
+from fidelity.report import blocks, document, html, markdown, model, outputs, pagescript, plots
+from fidelity.report.sections import plots as plot_section
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -81,8 +82,8 @@ def test_no_gates_is_said_in_the_markdown(toy):
 
 
 def test_markdown_escapes_what_would_break_a_table():
-    doc = document.Document("t")
-    doc.add(document.Table(("a", "b"), (("x | y", document.Code("p|q")),)))
+    doc = blocks.Document("t")
+    doc.add(blocks.Table(("a", "b"), (("x | y", blocks.Code("p|q")),)))
     line = markdown.render(doc).splitlines()[2]
     assert line == "| x \\| y | `p\\|q` |"
 
@@ -117,7 +118,7 @@ def test_a_plot_of_a_mechanism_the_project_holds_says_when_it_is_not_drawn(toy):
 
 def test_html_says_plots_unavailable_without_matplotlib(toy):
     page = html.render(document.build(ledger_of(toy)), {}, "plots unavailable: matplotlib is not installed")
-    generic = [name for name, mechanism, _ in document.PLOTS if mechanism is None]  # the toy's only plots
+    generic = [name for name, mechanism, _ in plot_section.PLOTS if mechanism is None]  # the toy's only plots
     assert page.count("plots unavailable: matplotlib is not installed") == len(generic) == 1
     assert "<img" not in page
 
