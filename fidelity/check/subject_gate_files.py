@@ -9,12 +9,14 @@ imported from a helper module beside the file. A file where it cannot be read so
 selection leaves out only files that cannot hold the subject.
 
 ONLY_ENV (internal, for the project's own tests; fidelity never sets it) narrows the selection further to
-the files it names: a test that reads a few gates' results of `check --subject` runs only those.
+the files it names: a test that reads a few gates' results of `check --subject` runs only those. It is
+never silent: the run says on stderr which files it narrowed to.
 """
 from __future__ import annotations
 
 import ast
 import os
+import sys
 from pathlib import Path
 from typing import Iterable
 
@@ -56,6 +58,9 @@ def named_in_env(gates: Path, files: list[Path]) -> list[Path] | None:
     if unknown:
         raise ValueError(f"{ONLY_ENV} names {', '.join(unknown)}, which {'is' if len(unknown) == 1 else 'are'} "
                          f"not a gate file under {gates}: name each by its path inside that folder")
+    # never silent: a run that holds a subject to fewer gates than the suite has says so where a person reads it
+    print(f"fidelity: {ONLY_ENV} narrows the gate files to {', '.join(sorted(n.strip() for n in names))}",
+          file=sys.stderr)
     return [f for f in files if f.resolve() in set(named)]
 
 

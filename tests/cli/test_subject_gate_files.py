@@ -45,7 +45,8 @@ def test_a_subject_no_gate_names_gets_the_whole_suite_rather_than_nothing(tmp_pa
     assert files_for(tmp_path, ["unheard_of"]) == gate_files(tmp_path)
 
 
-def test_the_internal_variable_narrows_the_selection_to_the_files_it_names_and_refuses_a_name_of_none(tmp_path, monkeypatch):
+def test_the_internal_variable_narrows_the_selection_to_the_files_it_names_and_refuses_a_name_of_none(tmp_path, monkeypatch,
+                                                                                                     capsys):
     """FIDELITY_ONLY_GATE_FILES: the project's own tests that read a few gates' results run only those files."""
     import os
 
@@ -59,6 +60,7 @@ def test_the_internal_variable_narrows_the_selection_to_the_files_it_names_and_r
     nested = _write(tmp_path / "sub", "test_three.py", '@pytest.mark.gate(mechanism="loop_model")\ndef test_a(subject): pass\n')
     monkeypatch.setenv(ONLY_ENV, os.pathsep.join(["test_one.py", "sub/test_three.py"]))
     assert files_for(tmp_path, ["sinkhorn"]) == sorted([one, nested])  # by name, whatever mechanism each holds
+    assert f"{ONLY_ENV} narrows the gate files to sub/test_three.py, test_one.py" in capsys.readouterr().err  # said
     monkeypatch.setenv(ONLY_ENV, "test_one.py" + os.pathsep + "test_typo.py")
     with pytest.raises(ValueError, match=f"{ONLY_ENV} names .*test_typo.py, which is not a gate file under"):
         files_for(tmp_path, ["sinkhorn"])
