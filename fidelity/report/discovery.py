@@ -37,16 +37,12 @@ import math
 import os
 from pathlib import Path
 
+from fidelity.report.shown_paths import display_path
+
 # the outcomes of fidelity.discover.run.OUTCOMES, in its order (not imported from there: that
 # module imports torch, which the ledger does not need)
 OUTCOMES = ("killed", "error", "equivalent", "blind_spot", "undecided")
 LISTED = ("blind_spot", "undecided")     # the outcomes the ledger lists one by one
-
-
-def _display(path, repo_root: Path) -> str:
-    from fidelity.report.model import display_path
-
-    return display_path(path, repo_root)
 
 
 def _finite(value):
@@ -115,7 +111,7 @@ def _subject_environment(subject: str | None):
 
 def _explanation(e, cat, repo_root: Path) -> dict:
     eq = cat.equations.get(e.equation)
-    where = f"{_display(eq.file, repo_root)}:{eq.line}" if eq is not None else e.where
+    where = f"{display_path(eq.file, repo_root)}:{eq.line}" if eq is not None else e.where
     return {"kind": e.kind, "reason": " ".join(e.reason.split()), "equation": e.equation, "paper": e.paper,
             "where": where}
 
@@ -158,7 +154,7 @@ def _entry(rec: dict, cat, explanations: dict, named_by: dict[str, list], repo_r
     eqs = named_by.get(module, [])
     return {
         "module": module, "subject": rec.get("subject"), "target_file": rec.get("target_file"),
-        "record": _display(rec["_file"], repo_root), "recorded_at": rec.get("recorded_at"),
+        "record": display_path(rec["_file"], repo_root), "recorded_at": rec.get("recorded_at"),
         "current": current, "stale_reasons": stale,
         "papers": sorted({p for _, p in eqs}), "equations": sorted({e for e, _ in eqs}),
         "counts": counts, "totals": totals, "dropped": dict(sorted((rec.get("dropped") or {}).items())),
@@ -190,7 +186,7 @@ def gather(cat, *, repo_root: Path, reports_dir: Path, third_party: list[str] | 
     from fidelity.discover import records
 
     repo_root = Path(repo_root)
-    out = {"records_dir": _display(records.discovery_root(reports_dir), repo_root), "records": 0, "error": None,
+    out = {"records_dir": display_path(records.discovery_root(reports_dir), repo_root), "records": 0, "error": None,
            "modules": {}, "unclaimed": [], "other_subjects": []}
     try:
         recs = records.load_all(reports_dir)

@@ -39,6 +39,7 @@ from fidelity.evidence.outcome import Outcome
 from fidelity.spec import choices
 from fidelity.report import coverage, discovery, performance
 from fidelity.report import separation as sep
+from fidelity.report.shown_paths import display_path
 
 SCHEMA = "fidelity.report.ledger/1"
 OBSERVED, OBSERVED_STALE, PREDICTED_ONLY = "OBSERVED", "OBSERVED, STALE", "PREDICTED ONLY"
@@ -48,15 +49,6 @@ CHOICE = "differs from our choice"  # a third-party cell whose every failure is 
 
 
 # ---------------------------------------------------------------- small helpers
-
-def display_path(path, repo_root: Path) -> str:
-    """POSIX path relative to the repo root when inside it, else absolute."""
-    p = Path(path)
-    try:
-        return p.resolve().relative_to(Path(repo_root).resolve()).as_posix()
-    except (ValueError, OSError):
-        return p.as_posix()
-
 
 def perturbation_key(pid: str):
     """P2 before P10; anything else after, by name."""

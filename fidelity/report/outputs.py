@@ -48,7 +48,7 @@ def _gate_run(opts: Options, say):
     reports/gate-run.json` give the same LEDGER.md.
     """
     from fidelity.report import gaterun
-    from fidelity.report.model import display_path
+    from fidelity.report.shown_paths import display_path
 
     if opts.gates == "none":
         return None, "not run: --no-gates", None
