@@ -22,11 +22,10 @@ import re
 
 from fidelity import project
 from fidelity.check import gates_stage, instance_view, subject_gate_files
+from fidelity.check.verdict_words import CHOICE, VERDICTS
 from fidelity.spec import choices
 from fidelity.subjects import registry
 
-CHOICE = "differs from our choice"
-VERDICTS = ("passed", "finding", "error", CHOICE, "not run")
 LACKED_REASON = ("the subject ran no instance that exercises this alone (it refused every one): no path of its own, so "
                  "gates that hold it beside other equations neither pass it nor find against it")
 SHOWN_PER_EQUATION = 5  # findings or errors printed per equation; the rest are in --json

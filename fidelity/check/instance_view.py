@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from fidelity.check import gates_stage
+from fidelity.check.verdict_words import CHOICE
 from fidelity.gates.instance_inputs import INPUTS_ENV
 from fidelity.spec import choices
 
@@ -64,8 +65,6 @@ def outcome_and_reason(item: dict, cat, *, own: bool) -> tuple[str, str | None]:
     first = _first_line(failed["message"]) or "(no message)"
     if failed["outcome"] == "error":
         return "error", f"{failed['exc_type'] or 'error'}: {first}"
-    from fidelity.check.conformance import CHOICE  # the verdicts' own word (conformance imports this module)
-
     equations = failed["checks"] or item.get("equations") or []
     if not own and choices.our_choices(cat, equations):
         return CHOICE, first
