@@ -57,3 +57,23 @@ def applies(gate_class: str, mechanism_kind: str) -> bool:
     'moving each parameter moves the output by at least half what the oracle says'
     """
     return mechanism_kind == "module" or gate_class not in MODULE_ONLY
+
+
+def applies_to(gate_class: str, mechanism) -> bool:
+    """Whether `gate_class` can hold `mechanism`, read from its declaration: `applies` by its kind, and
+    defaults_as_shipped only where its interface declares an optional argument (with none, a call "as shipped"
+    is the call every fixture gate makes). A declaration without an interface is judged by its kind alone.
+
+    >>> from fidelity.gates.gate_classes import applies_to
+    >>> from fidelity.mechanisms.registry import known_mechanisms
+    >>> sinkhorn = known_mechanisms()["sinkhorn"]  # sinkhorn(logits, *, t_max=20, backward="autograd")
+    >>> applies_to("defaults_as_shipped", sinkhorn), applies_to("train_eval", sinkhorn)
+    (True, False)
+    """
+    if not applies(gate_class, getattr(mechanism, "kind", "function")):
+        return False
+    if gate_class != "defaults_as_shipped" or getattr(mechanism, "interface", None) is None:
+        return True
+    from fidelity.gates.declared_signatures import optional_names, signatures
+
+    return any(optional_names(sig) for sig in signatures(mechanism))

@@ -4,13 +4,14 @@ Built from the gate run's rows (each carries its marker's `mechanism` and `gate_
 evidence (a gate is accepted once a current record shows it red by its own assertion and green
 after). A row per mechanism the project holds (its suite's gates name it, or its configuration
 declares it). A cell lists the class's gates for that mechanism; "missing" where the class applies
-and no gate holds it; "does not apply" for a module-only class on a function mechanism.
+and no gate holds it; "does not apply" for a module-only class on a function mechanism, and for
+defaults_as_shipped where the interface declares no optional argument (gate_classes.applies_to).
 """
 from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from fidelity.gates.gate_classes import GATE_CLASSES, applies
+from fidelity.gates.gate_classes import GATE_CLASSES, applies_to
 
 
 def gather(gates: Mapping[str, dict], *, mechanisms: Mapping[str, object], gate_run: bool,
@@ -30,7 +31,7 @@ def gather(gates: Mapping[str, dict], *, mechanisms: Mapping[str, object], gate_
         cells = {}
         for cls in GATE_CLASSES:
             held = sorted(g["gate"] for g in gates.values() if g.get("mechanism") == name and g.get("gate_class") == cls)
-            cells[cls] = {"applies": applies(cls, kind), "gates": held,
+            cells[cls] = {"applies": applies_to(cls, mech), "gates": held,
                           "accepted": [g for g in held if gates[g]["accepted"]]}
         out["rows"].append({"mechanism": name, "kind": kind, "cells": cells})
     return out

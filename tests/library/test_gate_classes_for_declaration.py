@@ -52,3 +52,25 @@ def test_one_line_generates_one_marked_gate_per_class_that_applies():
     assert classes == {"stateless", "dtype_device", "defaults_as_shipped", "gradients_finite_differences",
                        "gradient_reach"}
     assert all(fn.pytestmark[-1].kwargs["mechanism"] == "sinkhorn" for fn in gates.values())
+
+
+def test_an_interface_with_no_optional_argument_has_no_defaults_as_shipped_to_miss():
+    """The ledger's coverage and the generated classes agree (a new user's GELU was 'missing' it in the ledger)."""
+    from typing import Protocol
+
+    import torch
+
+    from fidelity.gates.gate_classes import applies_to
+    from fidelity.mechanisms import Mechanism
+    from fidelity.report.coverage import gather, missing
+
+    class Gelu(Protocol):
+        def __call__(self, x: torch.Tensor) -> torch.Tensor: ...
+
+    gelu = Mechanism(name="gelu", summary="GELU", kind="function", interface=Gelu, module_interface=None,
+                     equations=("gelu.eq1",))
+    assert not applies_to("defaults_as_shipped", gelu) and applies_to("stateless", gelu)
+    assert "defaults_as_shipped" not in applicable(gelu, refuses=False, oracle_gradient=False)
+    table = gather({}, mechanisms={"gelu": gelu}, gate_run=True, own=["gelu"])
+    assert ("gelu", "defaults_as_shipped") not in missing(table) and ("gelu", "stateless") in missing(table)
+

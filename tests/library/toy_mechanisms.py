@@ -180,6 +180,13 @@ def _norm_gradient():
             "params": {"d": 4}}
 
 
+@fixture("mypaper.norm_gradient_x_only", "mypaper.oracle.tempered_softmax", ["mypaper.eq1"])
+def _norm_gradient_x_only():  # the gain's gradient left out: a gate that compared only d_x would pass it by
+    data = _norm_gradient()
+    del data["expected"]["d_weight"]
+    return data
+
+
 @fixture("mypaper.softmax_gradient", "mypaper.oracle.tempered_softmax", ["mypaper.eq1"])
 def _softmax_gradient():
     return {"derivation": ["d q_1 / d z at T = 2: the cotangent picks q_1."],
@@ -200,6 +207,11 @@ class TestSoftmax(GateClassesFor, mechanism="tempered_softmax", example="mypaper
                   refuses={"temperature": (0.0, -1.0)}, gradient_example="mypaper.softmax_gradient",
                   gradient_tolerance=TOLERANCE):
     """The generic classes on the function."""
+
+
+class TestNormGainLeftOut(GateClassesFor, mechanism="scaled_norm", example="mypaper.norm_example",
+                          gradient_example="mypaper.norm_gradient_x_only", gradient_tolerance=TOLERANCE):
+    """An oracle gradient fixture without the gain's: refused, never passed."""
 
 
 class TestNorm(GateClassesFor, mechanism="scaled_norm", example="mypaper.norm_example", refuses={"eps": (-1.0,)},

@@ -26,7 +26,7 @@ def test_perturb_all_then_check_is_green_in_the_new_project(perturbed_init_proje
     assert [c["verdict"] for c in report["claims"]] == ["confirmed"]
     gates = {g["gate"].split("::", 1)[1]: g for g in report["gates"]}
     accepted_by = {name: g["accepted_by"] for name, g in gates.items()}
-    generic = "TestTemperedSoftmaxGateClasses::"  # the one line of tests/gates/test_gate_classes.py
+    generic = "TestTemperedSoftmaxGateClasses::"  # the one line of tests/gates/test_tempered_softmax_gate_classes.py
     assert accepted_by == {"test_softmax_at_temperature_two_matches_the_oracle": ["P1", "P6", "P7"],
                            "test_with_no_temperature_given_each_row_is_the_ordinary_softmax_of_that_row":
                                ["P2", "P3", "P6", "P7"],
@@ -45,7 +45,7 @@ def test_perturb_all_then_check_is_green_in_the_new_project(perturbed_init_proje
 
 def test_every_gate_class_that_applies_holds_the_new_projects_mechanism(perturbed_init_project):
     """The ledger's coverage table of the new project has no "missing" cell: the generic classes
-    (tests/gates/test_gate_classes.py, one line) fill what its own gates do not."""
+    (tests/gates/test_tempered_softmax_gate_classes.py, one line) fill what its own gates do not."""
     from types import SimpleNamespace
 
     from fidelity.report.coverage import gather, missing

@@ -21,7 +21,7 @@ from fidelity.fixtures import store
 from fidelity.gates.compare import assert_bound, assert_close
 from fidelity.gates.fixture_values import expected, value
 from fidelity.gates.jacobians import assert_gradcheck_every_tensor
-from fidelity.gates.library.example import signature_of
+from fidelity.gates.declared_signatures import signature_of
 from fidelity.gates.library.instance import Instance
 from fidelity.gates.gradient_reach import assert_gradients_reach
 from fidelity.gates.parameters_alive import rounding_of
@@ -166,8 +166,8 @@ def _moved(forward, p: torch.Tensor, before: torch.Tensor, *, seed: int) -> bool
 
 
 def gradients_from_oracle(gate, subject, device, dtype) -> None:
-    """The backward of sum(cotangent x output) equals the oracle's gradient for every input and parameter the
-    gradient fixture gives (`d_<name>`), within the project's `gradient_tolerance`."""
+    """The backward of sum(cotangent x output) equals the oracle's gradient (`d_<name>`) for every floating input
+    and every parameter, within the project's `gradient_tolerance`; a fixture that leaves one out is refused."""
     example = gate.gradient_example
     example.check_names(also=(COTANGENT,))
     inst = Instance(example, subject, device, dtype)
@@ -176,10 +176,12 @@ def gradients_from_oracle(gate, subject, device, dtype) -> None:
     leaves = {name.removeprefix(f"{inst.mechanism.name}."): t for name, t in inst.leaves(target, arguments).items()}
     wanted = [name.removeprefix("d_") for name in store.load_shared(example.fixture_id)["expected"]
               if name.startswith("d_")]
-    missing = sorted(set(wanted) - set(leaves))
-    if not wanted or missing:
-        raise ValueError(f"fixture {example.fixture_id!r}: expected d_<name> for inputs or parameters of "
-                         f"{inst.mechanism.name!r} ({', '.join(sorted(leaves))}); {missing or 'none given'}")
+    unknown, untold = sorted(set(wanted) - set(leaves)), sorted(set(leaves) - set(wanted))
+    if unknown or untold:  # a gradient the fixture leaves out would never be held to the oracle
+        raise ValueError(f"fixture {example.fixture_id!r} must give the oracle's d_<name> for every floating input "
+                         f"and parameter of {inst.mechanism.name!r} ({', '.join(sorted(leaves))})"
+                         + (f"; it gives none for {', '.join(untold)}" if untold else "")
+                         + (f"; {', '.join(unknown)} are none of them" if unknown else ""))
     output = inst.caller(target, arguments)()
     cotangent = value(example.fixture_id, COTANGENT, dtype, device)
     loss = (output * cotangent).sum()

@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping
 import torch
 
 from fidelity.fixtures import store
+from fidelity.gates.declared_signatures import BUILT_BY_THE_LIBRARY, plain, signature_of, signatures
 from fidelity.gates.fixture_values import param, value
 from fidelity.mechanisms import Mechanism
 
@@ -30,31 +31,10 @@ OTHER_SEED = 14_102
 """The seed of the draw that moves the example's inputs to other values (the stateless class's B)."""
 OTHER_STEP = 0.125
 """B's inputs are A's moved by OTHER_STEP x (1 + max |A|) x N(0, 1) per entry: other values, same shapes."""
-BUILT_BY_THE_LIBRARY = ("dtype", "device")
-"""Factory keywords the library fills from the gate's instance, never from a fixture or a default."""
 
 
 class ExampleMismatch(ValueError):
     """A fixture's names and a mechanism's declared signatures do not fit together."""
-
-
-def signature_of(protocol: type, method: str = "__call__") -> inspect.Signature:
-    """The declared signature of `protocol.method`, without `self`."""
-    sig = inspect.signature(getattr(protocol, method))
-    return sig.replace(parameters=list(sig.parameters.values())[1:])
-
-
-def forward_signature(mechanism: Mechanism) -> inspect.Signature:
-    """How the module a factory returns is called: its Protocol's __call__ if declared there, else forward."""
-    protocol = mechanism.module_interface
-    declared = {name for klass in protocol.__mro__ if klass is not object for name in vars(klass)}
-    return signature_of(protocol, "__call__" if "__call__" in declared else "forward")
-
-
-def optional_names(sig: inspect.Signature) -> list[str]:
-    """The arguments of `sig` that have a default, in order (the library's own dtype/device left out)."""
-    return [p.name for p in sig.parameters.values()
-            if p.default is not inspect.Parameter.empty and p.name not in BUILT_BY_THE_LIBRARY]
 
 
 @dataclass(frozen=True)
@@ -90,7 +70,7 @@ class Example:
                 given[p.name] = param(self.fixture_id, p.name)
             elif not optional:
                 raise ExampleMismatch(f"fixture {self.fixture_id!r} gives no value for {p.name!r}, a required "
-                                      f"argument of {self.mechanism.name}{sig}: add it to the fixture's inputs "
+                                      f"argument of {self.mechanism.name}{plain(sig)}: add it to the fixture's inputs "
                                       "or params")
         given.update(override or {})
         return given
@@ -98,10 +78,7 @@ class Example:
     def check_names(self, also: tuple[str, ...] = ()) -> None:
         """ExampleMismatch naming every fixture input or param no declared signature of the mechanism takes
         (nor `also`): a name the gate would silently drop is a call other than the one the fixture means."""
-        sigs = [signature_of(self.mechanism.interface)]
-        if self.mechanism.kind == "module":
-            sigs.append(forward_signature(self.mechanism))
-        taken = {name for sig in sigs for name in sig.parameters} | set(also)
+        taken = {name for sig in signatures(self.mechanism) for name in sig.parameters} | set(also)
         inputs, params = self.names()
         unknown = sorted((set(inputs) | set(params)) - taken)
         if unknown:

@@ -14,7 +14,8 @@ from typing import Any, Callable, Mapping
 import torch
 
 from fidelity.gates import within_capability
-from fidelity.gates.library.example import Example, build, call, forward_signature, signature_of
+from fidelity.gates.declared_signatures import forward_signature, signature_of
+from fidelity.gates.library.example import Example, build, call
 
 
 @dataclass

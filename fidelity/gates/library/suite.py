@@ -29,7 +29,8 @@ import torch
 
 from fidelity.gates.compare import Tolerance
 from fidelity.gates.library import classes
-from fidelity.gates.library.example import Example, forward_signature, optional_names, signature_of
+from fidelity.gates.declared_signatures import signatures
+from fidelity.gates.library.example import Example
 from fidelity.gates.marker_names import UnknownMarkerName, closest_names
 
 BOTH = (torch.float32, torch.float64)
@@ -94,22 +95,16 @@ class GateClassesFor:
 
 def applicable(mechanism, refuses: bool, oracle_gradient: bool) -> list[str]:
     """The generic classes that can hold `mechanism` (see the module docstring for why each is left out)."""
-    from fidelity.gates.gate_classes import applies
+    from fidelity.gates.gate_classes import applies_to
 
-    out = [c for c in GENERIC if c == "refusals" or applies(c, mechanism.kind)]
+    out = [c for c in GENERIC if c == "refusals" or applies_to(c, mechanism)]
     if not refuses:
         out.remove("refusals")
     if not oracle_gradient:
         out.remove("gradients_from_oracle")
-    if not any(optional_names(sig) for sig in _signatures(mechanism)):
-        out.remove("defaults_as_shipped")
     if mechanism.kind == "module" and not classes.stated_inits(mechanism):
         out.remove("init_through_module")
     return out
-
-
-def _signatures(mechanism):
-    return [signature_of(mechanism.interface)] + ([forward_signature(mechanism)] if mechanism.kind == "module" else [])
 
 
 def _declared(name: str, where: str):
@@ -124,7 +119,7 @@ def _declared(name: str, where: str):
 
 
 def _check_refused_names(mechanism, refuses: Mapping[str, tuple], where: str) -> None:
-    taken = {p for sig in _signatures(mechanism) for p in sig.parameters}
+    taken = {p for sig in signatures(mechanism) for p in sig.parameters}
     unknown = sorted(set(refuses) - taken)
     if unknown:
         raise ValueError(f"{where}: refuses= names {unknown}, which no signature of {mechanism.name!r} takes "
