@@ -31,7 +31,7 @@ def test_perturb_all_then_check_is_green_in_the_new_project(perturbed_init_proje
                            "test_with_no_temperature_given_each_row_is_the_ordinary_softmax_of_that_row":
                                ["P2", "P3", "P6", "P7"],
                            "test_the_gradient_of_q1_is_the_oracles_at_temperature_two": ["P1", "P4", "P6", "P7"],
-                           "test_a_temperature_that_is_not_positive_is_refused": ["P5", "P6"],
+                           "test_a_temperature_that_is_not_positive_is_refused": ["P5"],  # P6 (a memo by shape): red only if a call of that shape ran before it in its child
                            generic + "test_defaults_as_shipped_are_the_interfaces_defaults": ["P2", "P6", "P7"],
                            generic + "test_dtype_device_outputs_keep_the_inputs_dtype_and_device": ["P6", "P7"],
                            generic + "test_gradient_reach_every_input_and_parameter": ["P4", "P6", "P7"],
