@@ -92,7 +92,8 @@ def run(args) -> int:
                   "instance runs (leave out --changed)", file=sys.stderr)
             return EXIT_USAGE
         return _conformance(cat, args, say, report)
-    from fidelity.check import claims_stage, code_stage, discovery_stage, evidence_stage, fixtures_stage, gates_stage
+    from fidelity.check import claims_stage, code_stage, discovery_stage, evidence_stage, fixtures_stage
+    from fidelity.gaterun import gates_stage
 
     with gates_stage.start(args) as suite:  # the suite's workers run while every stage that does not read it does
         for stage in (fixtures_stage, claims_stage, code_stage):
@@ -128,7 +129,7 @@ def _write_json_file(args, report: dict) -> None:
 
 
 def _conformance(cat, args, say, report) -> int:
-    from fidelity.check import conformance
+    from fidelity.gaterun import conformance
     from fidelity.subjects.registry import SubjectLoadError
 
     try:

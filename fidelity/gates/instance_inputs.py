@@ -4,7 +4,7 @@ Loaded into the child gate run (`-p fidelity.gates.instance_inputs`) with INPUTS
 folder; each process writes there one JSON line per instance: its node id, its parameters as
 text (the subject and device apart) and the calls the gate made to the subject's mechanisms
 (a function's call, or a module factory's: its arguments summarised, tensors as shape, dtype and
-device). fidelity.check.instance_view joins them to the outcomes.
+device). fidelity.gaterun.instance_view joins them to the outcomes.
 
 The calls are seen where every gate's call passes: output_contract's checked wrapper (the plugin
 wraps its __call__ in this process only); a built module's own forward calls are not listed.

@@ -92,7 +92,7 @@ def _environment() -> dict:
 def run(repo_root: Path, fixtures_dir: Path, say=lambda msg: None) -> dict:
     """Run the gate suite of the project at `repo_root` once (a child pytest) and return the record."""
     from fidelity import project
-    from fidelity.check import gates_stage
+    from fidelity.gaterun import gates_stage
     from fidelity.evidence.paths import rel_to_root
     from fidelity.evidence.record import utc_now
 
@@ -149,7 +149,7 @@ def run_third_party(repo_root: Path, fixtures_dir: Path, references: list[str], 
     ThirdPartyRunError when a run does not complete (pytest exit other than 0 or 1).
     """
     from fidelity import project
-    from fidelity.check import gates_stage, subject_gate_files
+    from fidelity.gaterun import gates_stage, subject_gate_files
     from fidelity.subjects import registry
 
     here = project.load(repo_root)

@@ -310,8 +310,8 @@ def _strip_skip(reason: str) -> str:
 
 
 def _failures_under(row: dict, equation: str, lacked: frozenset[str]) -> list[dict]:
-    """A third-party gate row's failures attributed to `equation` (fidelity.check.conformance.checked)."""
-    from fidelity.check.conformance import checked
+    """A third-party gate row's failures attributed to `equation` (fidelity.gaterun.conformance.checked)."""
+    from fidelity.gaterun.conformance import checked
 
     return [f for f in row.get("failed") or [] if equation in checked(f, row, lacked)]
 
@@ -321,7 +321,7 @@ def _third_party_cell(cat, equation: str, covering: list[dict], name: str, lacke
     failed here only where a failure is attributed to this equation (a finding about another equation of the same
     gate, or one on a path the subject lacks, is not this one's); a cell whose failures all differ only from our
     tier-c choices says so, never 'finding'."""
-    from fidelity.check.conformance import LACKED_REASON, checked
+    from fidelity.gaterun.conformance import LACKED_REASON, checked
 
     if not covering:
         return {"status": NOT_PROVIDED, "passed": 0, "failed": 0, "not_run": 0, "reasons": []}
@@ -340,7 +340,7 @@ def _third_party_cell(cat, equation: str, covering: list[dict], name: str, lacke
 
 
 def _subject_matrix(cat, paper: str, gates: dict[str, dict], gate_run: dict | None, note: str) -> dict:
-    from fidelity.check.conformance import paths_not_run
+    from fidelity.gaterun.conformance import paths_not_run
 
     if gate_run is None:
         return {"note": note, "subjects": [], "rows": []}
@@ -399,13 +399,13 @@ def _instance(nodeid: str) -> str:
 def _third_party(cat, gate_run: dict | None) -> list[dict] | None:
     """Each third-party subject's conformance, equation by equation (None: the run has no such key).
 
-    The verdicts are fidelity.check.conformance.equation_verdicts, the ones `fidelity check
+    The verdicts are fidelity.gaterun.conformance.equation_verdicts, the ones `fidelity check
     --subject` prints (passed / finding / error / not run): a finding or an error is about
     that package and counts in no verdict of ours.
     """
     if gate_run is None or "third_party" not in gate_run:
         return None
-    from fidelity.check.conformance import equation_verdicts
+    from fidelity.gaterun.conformance import equation_verdicts
 
     out = []
     for run in gate_run["third_party"]:

@@ -8,7 +8,7 @@ import pytest
 from toy_project import init_project
 
 from fidelity import project
-from fidelity.check import gates_stage
+from fidelity.gaterun import gates_stage
 
 # A second gate file: a failure by the gate's own assertion, a skip, a reading, and the process it ran in.
 MORE_GATES = '''import os

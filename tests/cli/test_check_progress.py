@@ -5,7 +5,7 @@ import io
 from toy_project import init_project
 
 from fidelity import project
-from fidelity.check import gates_stage
+from fidelity.gaterun import gates_stage
 
 SLOW_GATE = '''import time
 

@@ -189,7 +189,7 @@ def test_perturb_malformed_file_is_the_loaders_error(tmp_path, capsys):
 def test_check_subject_whose_gate_run_breaks_is_red_with_the_reason(capsys, monkeypatch):
     """A gate run that does not complete (pytest exit 3: an internal error) is no finding about the
     package and no traceback: exit 1, saying what broke."""
-    from fidelity.check import gates_stage
+    from fidelity.gaterun import gates_stage
 
     monkeypatch.setattr(gates_stage, "run_gate_suite",
                         lambda *a, **k: {"items": [], "returncode": 3, "output_tail": "INTERNALERROR> boom"})

@@ -1,10 +1,10 @@
-"""check --subject runs only the gate files that can hold the subject (fidelity.check.subject_gate_files):
+"""check --subject runs only the gate files that can hold the subject (fidelity.gaterun.subject_gate_files):
 those with a gate naming one of its mechanisms, read from the source; a file whose mechanism the source
 does not say as a constant is kept, so nothing that could hold the subject is left out."""
 from pathlib import Path
 
 from fidelity import cache, project
-from fidelity.check.subject_gate_files import files_for, gate_files
+from fidelity.gaterun.subject_gate_files import files_for, gate_files
 from fidelity.perturb import gate_index
 
 
@@ -52,7 +52,7 @@ def test_the_internal_variable_narrows_the_selection_to_the_files_it_names_and_r
 
     import pytest
 
-    from fidelity.check.subject_gate_files import ONLY_ENV
+    from fidelity.gaterun.subject_gate_files import ONLY_ENV
 
     (tmp_path / "sub").mkdir()
     one = _write(tmp_path, "test_one.py", '@pytest.mark.gate(mechanism="sinkhorn")\ndef test_a(subject): pass\n')

@@ -2,7 +2,7 @@
 with tests/contract (the adapters and their packages) on PYTHONPATH.
 
 `gate_files`: a test whose every assertion reads the results of a few gate files runs only those (by their
-path inside tests/gates; fidelity.check.subject_gate_files.ONLY_ENV), since a subject's whole suite costs
+path inside tests/gates; fidelity.gaterun.subject_gate_files.ONLY_ENV), since a subject's whole suite costs
 more than its reading. A test that asserts something of the whole run (nothing else is a finding, every
 instance is listed) runs it whole."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from fidelity.check.subject_gate_files import ONLY_ENV
+from fidelity.gaterun.subject_gate_files import ONLY_ENV
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

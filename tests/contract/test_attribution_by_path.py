@@ -2,7 +2,7 @@
 attribution_adapter.WIDTH_ZERO (no sliced layout; width 0 built as width 1) through `fidelity check --subject`."""
 import pytest
 
-from fidelity.check.conformance import LACKED_REASON
+from fidelity.gaterun.conformance import LACKED_REASON
 
 from subject_check import conformance_of
 

@@ -1,5 +1,5 @@
 """The text conformance report keeps what a reader needs: expected and got, every not-run reason, errors."""
-from fidelity.check.conformance import SHOWN_PER_EQUATION, text_lines
+from fidelity.gaterun.conformance import SHOWN_PER_EQUATION, text_lines
 
 LONG = ("M(t_max) at n = 16: 3 of 256 elements differ beyond 24 x eps(float32) = 2.86e-06 relative, floor 1; "
         "worst at index (3, 4): got 0.062500123456789, expected 0.0624999999999, |diff| 1.2e-07, relative 2e-06")
@@ -43,7 +43,7 @@ class _Catalogue:
 
 
 def test_a_finding_whose_instance_names_its_equations_is_listed_under_those_alone():
-    from fidelity.check.conformance import equation_verdicts
+    from fidelity.gaterun.conformance import equation_verdicts
 
     failed = [{"nodeid": "g[queries]", "message": "queries != 0", "outcome": "finding", "checks": ["p.init"]},
               {"nodeid": "g[other]", "message": "off", "outcome": "finding", "checks": []}]
@@ -64,7 +64,7 @@ def _row(gate: str, equations: list[str], *, failed=(), ran_alone=None, passed=0
 def test_a_finding_is_not_listed_under_a_path_every_instance_of_which_the_subject_refused():
     """The subject refused every instance that exercises p.sliced alone: a width-0 acceptance found by a gate
     holding p.eq3 and p.sliced is a finding under p.eq3, not under a layout the package does not have."""
-    from fidelity.check.conformance import equation_verdicts, paths_not_run
+    from fidelity.gaterun.conformance import equation_verdicts, paths_not_run
 
     width = _row("contract", ["p.eq3", "p.sliced"],
                  failed=[{"nodeid": "contract[width_0]", "message": "built", "outcome": "finding", "checks": []}],
@@ -78,7 +78,7 @@ def test_a_finding_is_not_listed_under_a_path_every_instance_of_which_the_subjec
 
 
 def test_a_path_the_subject_ran_alone_once_keeps_its_findings():
-    from fidelity.check.conformance import equation_verdicts
+    from fidelity.gaterun.conformance import equation_verdicts
 
     width = _row("contract", ["p.eq3", "p.sliced"],
                  failed=[{"nodeid": "contract[width_0]", "message": "built", "outcome": "finding", "checks": []}])
@@ -90,13 +90,13 @@ def test_a_path_the_subject_ran_alone_once_keeps_its_findings():
 
 def test_a_finding_on_paths_all_lacked_stays_under_every_equation_of_its_gate():
     """Never lose a finding: where every equation of its attribution is lacked, it stays under all of them."""
-    from fidelity.check.conformance import checked
+    from fidelity.gaterun.conformance import checked
 
     assert checked({"checks": []}, {"equations": ["p.a", "p.b"]}, frozenset({"p.a", "p.b"})) == ["p.a", "p.b"]
 
 
 def test_state_kept_between_calls_is_said_first_as_a_cause():
-    from fidelity.check.conformance import cause_lines, causes_found
+    from fidelity.gaterun.conformance import cause_lines, causes_found
 
     verdicts = [{"equation": "p.eq9", "verdict": "finding"}, {"equation": "p.stateless", "verdict": "finding"},
                 {"equation": "q.stateless", "verdict": "passed"}]
@@ -108,7 +108,7 @@ def test_state_kept_between_calls_is_said_first_as_a_cause():
 def test_an_option_refused_or_a_mechanism_not_provided_is_no_missing_path():
     """Only a placement (a layout) can be a path the subject lacks: an item whose lone instances were refused as an
     option (an init the package does not offer) keeps the findings and differences of the instances that hold it."""
-    from fidelity.check.conformance import paths_not_run
+    from fidelity.gaterun.conformance import paths_not_run
 
     init_alone = _row("init_option", ["p.init"], ran_alone={"p.init": False}, not_run=2)
     assert paths_not_run(_Catalogue("p.init"), [init_alone], "pkg") == frozenset()

@@ -5,7 +5,7 @@ Capability(backward=("none",)) runs every forward gate once (in its "autograd" i
 lives between calls comes out as a finding labelled by the promise it breaks."""
 import pytest
 
-from fidelity.check.conformance import text_lines
+from fidelity.gaterun.conformance import text_lines
 
 from subject_check import conformance_of
 

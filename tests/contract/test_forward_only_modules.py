@@ -5,7 +5,7 @@ gate class, or by the instance that takes one: a statelessness gate's backward h
 between calls is still a finding labelled stateless."""
 import pytest
 
-from fidelity.check.conformance import text_lines
+from fidelity.gaterun.conformance import text_lines
 
 from forward_only_modules import FACTORIES
 from subject_check import reports_of

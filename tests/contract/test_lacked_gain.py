@@ -9,7 +9,7 @@ such a subject, so a wrong backward to the sources is a finding; and only an opt
 argument whose default is None) may be lacked: an option such as block_attnres's learned_gain is refused."""
 import pytest
 
-from fidelity.check.conformance import text_lines
+from fidelity.gaterun.conformance import text_lines
 from fidelity.mechanisms.registry import declaration_problems, known_mechanisms
 
 from gainless_adapter import LACKS_AN_OPTION, MISSPELLED

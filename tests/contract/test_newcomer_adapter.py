@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from fidelity.check.conformance import text_lines
+from fidelity.gaterun.conformance import text_lines
 
 from subject_check import HERE, conformance_of
 
@@ -78,7 +78,7 @@ class _SuiteAsked(Exception):
 def test_jobs_sets_the_processes_of_a_subjects_gate_run(monkeypatch):
     from argparse import Namespace
 
-    from fidelity.check import conformance, gates_stage
+    from fidelity.gaterun import conformance, gates_stage
 
     asked = []
 

@@ -12,8 +12,8 @@ import copy
 
 import pytest
 
-from fidelity.check import conformance
-from fidelity.check.conformance import CHOICE
+from fidelity.gaterun import conformance
+from fidelity.gaterun.conformance import CHOICE
 from fidelity.report import blocks, markdown, model
 from fidelity.report.sections import third_party
 from fidelity.spec.loader import load_catalogue

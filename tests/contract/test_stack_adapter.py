@@ -6,7 +6,7 @@ parameter that is never used, named as dead (gradient_reach), a counter that is 
 H_res whose columns do not sum to one, seen as the streams' sum a zero-body layer changed (mhc.eq6)."""
 import pytest
 
-from fidelity.check.conformance import text_lines
+from fidelity.gaterun.conformance import text_lines
 
 from subject_check import conformance_of
 

@@ -9,7 +9,7 @@ finding under mhc.table5.n alone (the whole copies of the hidden hold, so Eq. 3,
 carry it)."""
 import pytest
 
-from fidelity.check.conformance import text_lines
+from fidelity.gaterun.conformance import text_lines
 
 from subject_check import conformance_of
 

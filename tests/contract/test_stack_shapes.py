@@ -9,7 +9,7 @@
 Each word is judged where the subject loads: a value nobody knows is a problem that says what to write."""
 import pytest
 
-from fidelity.check.conformance import text_lines
+from fidelity.gaterun.conformance import text_lines
 from fidelity.gates.stream_layout import copies_read_out, require_copies_of_the_hidden, require_width_taken
 from fidelity.mechanisms import Capability
 

@@ -235,11 +235,11 @@ def test_a_package_that_raises_is_an_error_in_the_ledger_not_a_finding(toy):
 
 
 def test_a_placement_the_package_has_no_path_for_is_not_run_in_its_cell_as_check_says():
-    """The ledger's cell and `check --subject` decide alike (fidelity.check.conformance.paths_not_run): a layout
+    """The ledger's cell and `check --subject` decide alike (fidelity.gaterun.conformance.paths_not_run): a layout
     every lone instance of which the package refused is not run, though gates holding it beside others passed."""
     from types import SimpleNamespace
 
-    from fidelity.check.conformance import LACKED_REASON
+    from fidelity.gaterun.conformance import LACKED_REASON
     from fidelity.report.model import _third_party_cell
 
     row = {"gate": "contract", "equations": ["p.eq3", "p.sliced"], "failed": [],

@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 
 from fidelity import project
-from fidelity.check import gates_stage, instance_view, subject_gate_files
-from fidelity.check.verdict_words import CHOICE, VERDICTS
+from fidelity.gaterun import gates_stage, instance_view, subject_gate_files
+from fidelity.gaterun.verdict_words import CHOICE, VERDICTS
 from fidelity.spec import choices
 from fidelity.subjects import registry
 

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from fidelity import project
-from fidelity.check import kept_gate_run
-from fidelity.check.subject_gate_files import gate_files
+from fidelity.gaterun import kept_gate_run
+from fidelity.gaterun.subject_gate_files import gate_files
 from fidelity.child_env import child_environment
 from fidelity.perturb.errors import GateCollectionError
 
@@ -56,7 +56,7 @@ def run_gate_suite(here: project.Project | None = None, extra_args: tuple[str, .
 
 def misnamed_mechanism_files(here: project.Project, chosen: list[Path]) -> list[Path]:
     """The gate files besides `chosen` whose gate markers name (as a constant) a mechanism nobody declares."""
-    from fidelity.check.subject_gate_files import named_mechanisms
+    from fidelity.gaterun.subject_gate_files import named_mechanisms
     from fidelity.gates.marker_names import declared_mechanisms
 
     declared = declared_mechanisms(here.mechanisms)

@@ -17,8 +17,8 @@ import re
 import tempfile
 from pathlib import Path
 
-from fidelity.check import gates_stage
-from fidelity.check.verdict_words import CHOICE
+from fidelity.gaterun import gates_stage
+from fidelity.gaterun.verdict_words import CHOICE
 from fidelity.gates.instance_inputs import INPUTS_ENV
 from fidelity.spec import choices
 
