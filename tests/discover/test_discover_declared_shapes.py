@@ -2,7 +2,8 @@
 wrong axis a blind spot, not an equivalent (issue 31).
 
 A user's project (the one `fidelity init` writes) with its mechanism's shapes written `[..., H]`, a
-letter no size table of fidelity knows, and gates on two-row inputs only (the 1-D ones removed): on
+letter no size table of fidelity knows, and gates on two-row inputs only (the 1-D ones removed, the generic
+gate classes' file among them: its example is the 1-D fixture): on
 [rows, H], `dim=-1` and `dim=1` are the same axis, so no gate can see the normaliser moved to dim=1.
 Discovery's probes must read the declared shape, give H a size of its own and try a rank-3 input whose
 axes all differ, where the two axes part."""
@@ -32,8 +33,9 @@ def discovered_axes(tmp_path_factory, perturbed_init_project):
     text = mechanism.read_text()
     assert text.count('shape="[..., n]"') == 2
     mechanism.write_text(text.replace('shape="[..., n]"', 'shape="[..., H]"'))
-    gates = next((root / "tests" / "gates").glob("test_*.py"))
+    gates = root / "tests" / "gates" / "test_tempered_softmax.py"
     gates.write_text(_without_gates(gates.read_text(), TWO_ROW_GATES_ONLY))
+    (root / "tests" / "gates" / "test_tempered_softmax_gate_classes.py").unlink()  # its example is 1-D too
     found = fidelity("discover", "--module", "mypaper.softmax", "--operator", "dim_argument", "--json", cwd=root)
     return found
 
