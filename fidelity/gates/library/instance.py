@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 import torch
 
 from fidelity.gates import within_capability
-from fidelity.gates.declared_signatures import forward_signature, signature_of
+from fidelity.gates.declared_signatures import signature_of, signatures
 from fidelity.gates.library.example import Example, build, call
 
 
@@ -37,7 +37,7 @@ class Instance:
 
     def call_signature(self):
         """How the target is called: the function's interface, or the built module's."""
-        return forward_signature(self.mechanism) if self.is_module else signature_of(self.mechanism.interface)
+        return signatures(self.mechanism)[-1]
 
     def make(self, defaults: str = "omit", override: Mapping[str, Any] | None = None):
         """The function, or a module built from the factory's arguments in the fixture (`defaults`, `override`:

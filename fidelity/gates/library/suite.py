@@ -28,6 +28,7 @@ import pytest
 import torch
 
 from fidelity.gates.compare import Tolerance
+from fidelity.gates.gate_classes import GATE_CLASSES, applies_to
 from fidelity.gates.library import classes
 from fidelity.gates.declared_signatures import signatures
 from fidelity.gates.library.example import Example
@@ -95,8 +96,6 @@ class GateClassesFor:
 
 def applicable(mechanism, refuses: bool, oracle_gradient: bool) -> list[str]:
     """The generic classes that can hold `mechanism` (see the module docstring for why each is left out)."""
-    from fidelity.gates.gate_classes import applies_to
-
     out = [c for c in GENERIC if c == "refusals" or applies_to(c, mechanism)]
     if not refuses:
         out.remove("refusals")
@@ -133,7 +132,5 @@ def _gate(body: Callable, name: str, mechanism, gate_class: str, dtypes) -> Call
     gate.__name__ = gate.__qualname__ = name
     gate.__doc__ = body.__doc__
     gate = pytest.mark.parametrize("dtype", [pytest.param(d, id=str(d).removeprefix("torch.")) for d in dtypes])(gate)
-    from fidelity.gates.gate_classes import GATE_CLASSES
-
     return pytest.mark.gate(equations=list(mechanism.equations), mechanism=mechanism.name,
                             gate_class=gate_class if gate_class in GATE_CLASSES else None)(gate)
