@@ -87,6 +87,10 @@ def other_default(d, *, eps=1e-2, dtype=torch.float32, device=None):  # ships an
     return ScaledNorm(d, eps=eps, dtype=dtype, device=device)
 
 
+def drops_dtype(d, *, eps=1e-6, dtype=torch.float32, device=None):  # builds float32 weights whatever is asked
+    return ScaledNorm(d, eps=eps, device=device)
+
+
 def no_guard(d, *, eps=1e-6, dtype=torch.float32, device=None):  # builds for eps < 0
     return ScaledNorm(d, eps=abs(eps), dtype=dtype, device=device)
 '''
@@ -144,6 +148,7 @@ DETACHED = subject("detached", softmaxes.detached, norm.factory(norm.DeadGain))
 NO_GUARD = subject("no_guard", softmaxes.no_guard, norm.no_guard)
 EVAL_PATH = subject("eval_path", tempered_softmax, norm.factory(norm.EvalPath))
 ZERO_INIT = subject("zero_init", tempered_softmax, norm.factory(norm.ZeroInit))
+DROPS_DTYPE = subject("drops_dtype", tempered_softmax, norm.drops_dtype)
 '''
 
 NORM_FIXTURE = '''

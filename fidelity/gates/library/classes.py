@@ -80,14 +80,18 @@ def stateless(gate, subject, device, dtype) -> None:
 
 
 def dtype_device(gate, subject, device, dtype) -> None:
-    """Every floating output in the input's dtype and on its device."""
+    """Every floating output in the input's dtype and on its device; for a module, every floating parameter and
+    buffer too, in the dtype and on the device its factory was asked for (a factory that drops its dtype= builds
+    float32 weights whose float64 product with the input still comes out float64)."""
     inst = _instance(gate, subject, device, dtype)
     target = inst.make()
     outputs = list(floating_tensors(inst.caller(target, inst.arguments())()))
     if not outputs:
         raise ValueError(f"{inst.where} returned no floating tensor: nothing has a dtype to keep")
-    wrong = [f"output {i}: {str(o.dtype).removeprefix('torch.')} on {o.device.type}"
-             for i, o in enumerate(outputs) if o.dtype != dtype or o.device.type != torch.device(device).type]
+    held = list(target.named_parameters()) + list(target.named_buffers()) if inst.is_module else []
+    wrong = [f"{name}: {str(t.dtype).removeprefix('torch.')} on {t.device.type}"
+             for name, t in [(f"output {i}", o) for i, o in enumerate(outputs)] + held
+             if t.is_floating_point() and (t.dtype != dtype or t.device.type != torch.device(device).type)]
     assert_bound(len(wrong), at_most=0, reading_name="reading",
                  what=_what(inst, f"outputs not in {str(dtype).removeprefix('torch.')} on {device}: {_listed(wrong)}"))
 

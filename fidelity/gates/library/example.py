@@ -8,7 +8,8 @@ then the call's. A required argument the fixture does not give, or a fixture nam
 refused at once, naming both (a gate that silently dropped an argument would test another call).
 
 Tensors come from the fixture in the gate's dtype and on its device; a factory that takes `dtype=` /
-`device=` (as the built-in ones do) is handed them, any other module is moved with `.to(...)`. A factory
+`device=` (as the built-in ones do) is handed them and its module is left as built (the dtype_device class
+reads its parameters), any other module is moved with `.to(...)`. A factory
 that draws its init at random draws it from a seeded global RNG (`torch.manual_seed(BUILD_SEED)` right
 before), so two builds are the same module: the stateless class compares a used module with a fresh one.
 """
@@ -90,8 +91,8 @@ class Example:
         t = value(self.fixture_id, name, torch.float64)
         if other:
             g = torch.Generator().manual_seed(OTHER_SEED)
-            t = t + OTHER_STEP * (1 + (float(t.abs().max()) if t.numel() else 0.0)) * torch.randn(t.shape, generator=g,
-                                                                                 dtype=torch.float64)
+            scale = 1 + (float(t.abs().max()) if t.numel() else 0.0)
+            t = t + OTHER_STEP * scale * torch.randn(t.shape, generator=g, dtype=torch.float64)
         return t.to(dtype=dtype, device=device)
 
 
@@ -112,12 +113,12 @@ def call(fn: Callable, sig: inspect.Signature, arguments: Mapping[str, Any]) -> 
 
 def build(mechanism: Mechanism, factory: Callable, arguments: Mapping[str, Any], dtype: torch.dtype,
           device: str) -> torch.nn.Module:
-    """factory(arguments) at BUILD_SEED, in `dtype` on `device` (handed to the factory where it takes them)."""
+    """factory(arguments) at BUILD_SEED, in `dtype` on `device`: handed to a factory whose interface takes them,
+    and then left as the factory built it (moving it would hide a factory that drops its dtype=); a module whose
+    factory takes neither is moved with .to()."""
     sig = signature_of(mechanism.interface)
-    arguments = dict(arguments)
-    for name, given in (("dtype", dtype), ("device", device)):
-        if name in sig.parameters:
-            arguments[name] = given
+    taken = {name: given for name, given in (("dtype", dtype), ("device", device)) if name in sig.parameters}
     torch.manual_seed(BUILD_SEED)
-    module = call(factory, sig, arguments)
-    return module.to(dtype=dtype, device=device)
+    module = call(factory, sig, {**arguments, **taken})
+    moved = {name: given for name, given in (("dtype", dtype), ("device", device)) if name not in taken}
+    return module.to(**moved) if moved else module
