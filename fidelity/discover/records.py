@@ -8,9 +8,11 @@ deterministically (jsonio), like the perturbation records.
 A record (SCHEMA "fidelity.discover/1"):
   schema, module, target_file, subject     what was mutated (target_file as the module name
                                            spells it), and against which subject (null: ours)
-  hashes        {"target_source", "gates", "discovery"}: sha256 of the module's source, the
-                gate files that can decide its verdicts (gates_sha256), and the discovery
-                code itself (operators and the equivalence decision)
+  hashes        {"target_source", "gates", "discovery"}: the meaning keys (source_meaning.py:
+                comments, docstrings and layout change nothing) of the module's source, of the
+                gate files that can decide its verdicts (gates_sha256), and of the discovery
+                code itself (operators and the equivalence decision; not this file, which only
+                keys and keeps records)
   counts, dropped, mutants                 as `fidelity discover --json` prints them; each
                 mutant has a `key` (see mutant_key) that stays the same while its edit does
   versions, recorded_at
@@ -45,11 +47,13 @@ from fidelity.evidence.record import utc_now, versions
 from fidelity.perturb import gate_index, launch
 from fidelity.targets import locate
 from fidelity.perturb.errors import GateCollectionError
+from fidelity.source_meaning import meaning_sha256, memo_of
 from fidelity.targets.errors import TargetNotFound
 
 SCHEMA = "fidelity.discover/1"
 DISCOVERY_DIR = "discovery"
-_CODE = Path(__file__).parent
+_THIS = Path(__file__).resolve()
+_CODE = _THIS.parent
 
 
 def discovery_root(reports_dir: str | os.PathLike) -> Path:
@@ -71,18 +75,19 @@ def mutant_key(edit: dict) -> str:
 
 
 def discovery_code_sha256() -> str:
-    """The discovery code (operators, equivalence): a change in it may change any verdict."""
+    """The discovery code (operators, equivalence): a change in what it does may change any verdict.
+    By meaning, and without this file: keying and keeping records decides no verdict."""
     h = hashlib.sha256()
     for f in sorted(_CODE.rglob("*.py")):
-        if "__pycache__" not in f.parts:
-            h.update(f.relative_to(_CODE).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+        if "__pycache__" not in f.parts and f != _THIS:
+            h.update(f"{f.relative_to(_CODE).as_posix()} {meaning_sha256(f)}\n".encode())
     return h.hexdigest()
 
 
 def current_hashes(module: str, repo_root: Path, test_paths: list[str], environment: dict | None = None) -> dict:
     """The three hashes a record of `module` would carry now (None for a module not found)."""
     try:
-        source = jsonio.sha256_file(locate.find_source(module, locate.child_search_path(str(repo_root))))
+        source = meaning_sha256(locate.find_source(module, locate.child_search_path(str(repo_root))), memo_of(repo_root))
     except TargetNotFound:
         source = None
     env = launch.with_overrides(dict(os.environ), environment)
@@ -119,7 +124,7 @@ def gates_sha256(test_paths: list[str], repo_root: Path, env: dict, module: str,
             name = f.relative_to(root).as_posix()
         except ValueError:
             name = f.name
-        h.update(name.encode() + b"\0" + _content_sha256(f).encode() + b"\n")
+        h.update(name.encode() + b"\0" + _content_sha256(f, memo_of(root)).encode() + b"\n")
     return h.hexdigest()
 
 
@@ -128,9 +133,9 @@ def gates_sha256(test_paths: list[str], repo_root: Path, env: dict, module: str,
 _PYPROJECT_KEYS = {"pytest": None, "fidelity": ("subjects", "mechanisms", "gates")}
 
 
-def _content_sha256(f: Path) -> str:
+def _content_sha256(f: Path, memo: Path) -> str:
     if f.name != "pyproject.toml":
-        return jsonio.sha256_file(f) or "missing"
+        return meaning_sha256(f, memo) or "missing"
     try:
         tool = tomllib.loads(f.read_text(encoding="utf-8")).get("tool", {})
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):

@@ -151,7 +151,7 @@ def test_a_record_of_a_changed_module_is_stale_and_its_blind_spots_still_count(d
     moved = tmp_path / "moved"
     shutil.copytree(root, moved)
     module = moved / "mypaper" / "softmax.py"
-    module.write_text(module.read_text() + "\n# an edit\n")
+    module.write_text(module.read_text() + "\nEDITED = 1\n")
     discovery = discovery_stage_of(moved)
     assert not discovery["ok"] and discovery["problems"]
     assert any(p.startswith("the discovery record of mypaper.softmax is stale (the source of mypaper.softmax "
@@ -212,9 +212,25 @@ def test_a_gate_on_another_module_leaves_the_record_current_and_an_edit_to_a_cov
     discovery = discovery_stage_of(grown)
     assert [r["current"] for r in discovery["records"]] == [True], discovery["notes"]
     covering = grown / "tests" / "gates" / "test_tempered_softmax.py"
-    covering.write_text(covering.read_text() + "\n# an edit\n")
+    covering.write_text(covering.read_text() + "\nEDITED = 1\n")
     discovery = discovery_stage_of(grown)
     assert [r["stale_reasons"] for r in discovery["records"]] == [["the gates changed"]], discovery["notes"]
+
+
+def test_a_comment_or_docstring_edit_to_the_module_or_its_gates_leaves_the_record_current(discovered, tmp_path):
+    import shutil
+
+    root, _, _ = discovered
+    commented = tmp_path / "commented"
+    shutil.copytree(root, commented)
+    module = commented / "mypaper" / "softmax.py"
+    text = module.read_text()
+    assert text.startswith('"""')  # its docstring, rewritten below
+    module.write_text('"""The docstring, rewritten."""\n# a comment\n' + text.split('"""', 2)[2] + "\n# another\n")
+    covering = commented / "tests" / "gates" / "test_tempered_softmax.py"
+    covering.write_text(covering.read_text() + "\n\n# a comment on the gates\n")
+    discovery = discovery_stage_of(commented)
+    assert [r["current"] for r in discovery["records"]] == [True], discovery["notes"]
 
 
 def test_of_pyproject_only_the_tables_a_gate_run_reads_can_stale_a_record(discovered, tmp_path):

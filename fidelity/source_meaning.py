@@ -1,0 +1,143 @@
+"""What a source file means, as one sha256: the key that pins kept results to code.
+
+Evidence records, kept clean runs, kept gate runs, kept fixture checks and discovery records are
+current while the files they were made from hash as recorded. Hashing bytes made a comment a
+re-run; this hashes what the file means instead:
+
+- **Python** (`.py`): the syntax tree (`ast`) with every docstring taken out (the first statement of a
+  module, class or function body when it is a string) and no positions, written by our own walk: each
+  node's type, then each of its fields that is not empty. Comments, blank lines, line breaks,
+  indentation width, quoting style, parentheses that change nothing and docstrings key the same.
+  Everything the interpreter runs keys apart: every name, literal (1, 1.0 and True are three), operator,
+  call, decorator, default, annotation (dataclasses and pydantic read them), import, statement and
+  its order, and a string statement that is not a docstring.
+  Why the tree, not tokens: tokens cannot tell a docstring from a string statement, and Python 3.12
+  splits f-strings into new tokens; a field a newer Python adds empty (3.12's `type_params`) is
+  skipped by the walk, so the key holds across versions wherever the grammar does.
+  What it cannot see: a program that reads its own `__doc__` or its line numbers (`inspect`, a
+  traceback in a message) behaves differently after such an edit and keys the same; verdicts never
+  read them, the text of a kept failure message may.
+- **YAML** (`.yaml`, `.yml`): the loaded document, its mappings in file order: comments, quoting and
+  layout key the same; every value, and the order of every list and mapping, does not.
+- **Anything else**, or a file that does not parse: its bytes (any edit is a change: never read
+  back by mistake).
+
+A key is a function of the file's bytes alone (no path, no clock), so `meaning_sha256_of` can key
+bytes a run read once (the perturb runner's watch) with what `meaning_sha256` gives for the file.
+Parsing costs ~100x hashing bytes (~5 ms a file), so a `memo` folder (the project's cache) keeps each
+key under the sha256 of the bytes it was computed from and this Python's version: the same bytes,
+the same key, read back; deleting it only costs time.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from fidelity.cache import cache_dir
+
+FORMAT = "meaning 1"  # part of every key: bump when the normal form changes (every kept result then re-runs)
+
+
+def memo_of(root: str | os.PathLike) -> Path:
+    """The memo folder of the project at `root`: in its cache (fidelity/cache.py)."""
+    return cache_dir(root) / "meaning-keys"
+
+
+def meaning_sha256(path: str | os.PathLike, memo: Path | None = None) -> str | None:
+    """The meaning key of the file at `path` (module doc), or None when it does not exist; `memo`: a
+    folder that keeps keys by the bytes they came from (module doc)."""
+    try:
+        data = Path(path).read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    suffix = Path(path).suffix.lower()
+    if memo is None:
+        return meaning_sha256_of(data, suffix)
+    entry = memo / f"python{sys.version_info[0]}.{sys.version_info[1]}" / f"{hashlib.sha256(data).hexdigest()}{suffix}"
+    try:
+        kept = entry.read_text(encoding="ascii")
+        if len(kept) == 64:
+            return kept
+    except (OSError, UnicodeDecodeError):
+        pass
+    key = meaning_sha256_of(data, suffix)
+    _keep(entry, key)
+    return key
+
+
+def meaning_sha256_of(data: bytes, suffix: str) -> str:
+    """The meaning key of `data`, the bytes of a file whose name ends in `suffix` ('.py', '.yaml', ...)."""
+    normal = _normal_form(data, suffix.lower())
+    return hashlib.sha256(f"{FORMAT}\n".encode() + normal).hexdigest()
+
+
+def _keep(entry: Path, key: str) -> None:
+    """Write `key` to `entry` atomically; a cache that cannot be written only costs the next run time."""
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-")
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(key)
+        os.replace(tmp, entry)
+    except OSError:
+        pass
+
+
+def _normal_form(data: bytes, suffix: str) -> bytes:
+    if suffix == ".py":
+        try:
+            tree = ast.parse(data)  # bytes: the file's encoding declaration is honoured
+        except (SyntaxError, ValueError):
+            return b"bytes\n" + data
+        return b"python\n" + _walk(_without_docstrings(tree)).encode("utf-8")
+    if suffix in (".yaml", ".yml"):
+        loaded = _yaml(data)
+        if loaded is not None:
+            return b"yaml\n" + loaded.encode("utf-8")
+    return b"bytes\n" + data
+
+
+_BODIES = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _without_docstrings(tree: ast.AST) -> ast.AST:
+    for node in ast.walk(tree):
+        if isinstance(node, _BODIES) and node.body and _is_docstring(node.body[0]):
+            node.body = node.body[1:]
+    return tree
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
+def _walk(value) -> str:
+    """A node as `Type(field=..., ...)` over its non-empty fields; positions are attributes, not fields."""
+    if isinstance(value, ast.AST):
+        parts = []
+        for name in value._fields:
+            field = getattr(value, name, None)
+            if field is None or field == []:
+                continue
+            parts.append(f"{name}={_walk(field)}")
+        return f"{type(value).__name__}({','.join(parts)})"
+    if isinstance(value, list):
+        return "[" + ",".join(_walk(v) for v in value) + "]"
+    return f"{type(value).__name__}:{value!r}"  # a constant: 1, 1.0 and True key apart
+
+
+def _yaml(data: bytes) -> str | None:
+    """The documents' repr (mappings in file order; 1 and '1' apart), or None when they do not load
+    (then their bytes key them)."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        documents = list(yaml.load_all(data, Loader=loader))
+    except yaml.YAMLError:
+        return None
+    return repr(documents)
