@@ -92,6 +92,9 @@ def run(args) -> int:
                   "instance runs (leave out --changed)", file=sys.stderr)
             return EXIT_USAGE
         return _conformance(cat, args, say, report)
+    refused = _evidence_in_old_layout(args, report)
+    if refused is not None:
+        return refused
     from fidelity.check import claims_stage, code_stage, discovery_stage, evidence_stage, fixtures_stage
     from fidelity.gaterun import gates_stage
 
@@ -121,6 +124,25 @@ def run(args) -> int:
     else:
         print("check: " + ("GREEN" if report["ok"] else "RED"))
     return EXIT_OK if report["ok"] else EXIT_RED
+
+
+def _evidence_in_old_layout(args, report: dict) -> int | None:
+    """EXIT_USAGE, said, while the project's evidence is in the old layout (a file per gate): nothing is
+    judged from records that can be neither read whole nor skipped (fidelity.evidence.old_layout)."""
+    from fidelity import project
+    from fidelity.evidence.old_layout import OldLayout, refuse
+
+    try:
+        refuse(project.current().evidence)
+    except OldLayout as exc:
+        report["stages"].append({"stage": "evidence", "ok": False, "error": str(exc)})
+        _write_json_file(args, report)
+        if args.json:
+            print_json(report)
+        else:
+            print(f"evidence  RED  {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return None
 
 
 def _write_json_file(args, report: dict) -> None:

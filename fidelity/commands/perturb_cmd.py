@@ -22,8 +22,10 @@ visible; each perturbation then runs in its own child process whose import hook 
 the patched source (no file on disk is edited), and only the gates covering its target
 run. A gate counts as red only when its own assertion fails; an exception, timeout or
 crash is 'red for another reason'. Afterwards the same gates must be green again.
-Evidence goes to the project's reports/evidence/ (JSON, pinned by hashes of gate,
-target and fixtures).
+Evidence goes to the project's reports/evidence/, one file per perturbation
+(<id>.json: its records by gate, JSON, pinned by hashes of gate, target and fixtures).
+A folder still in the old layout (a file per gate) is refused until converted with
+--convert-evidence (nothing runs; the same records, with the same hashes).
 
 Clean runs are kept (reports/evidence/clean-runs.json) per gate instance under a hash
 of everything it read (gate file, helpers, fixtures, specs, targets' sources,
@@ -105,6 +107,9 @@ def add_parser(sub) -> None:
                         "project's reports/evidence, or a --file catalogue's reports/catalogues/<stem>/evidence")
     p.add_argument("--reports", type=Path, default=None, metavar="DIR",
                    help="the same as --evidence DIR/evidence (kept for older scripts)")
+    p.add_argument("--convert-evidence", action="store_true",
+                   help="run nothing: convert the evidence folder from the old layout (a file per gate in a folder "
+                        "per perturbation) to a file per perturbation, the same records with the same hashes")
     add_specs_option(p)
     add_json_option(p)
     p.set_defaults(run=run)
@@ -154,6 +159,8 @@ def _option_problem(args) -> str | None:
         return "--observe runs every covering gate and reads no evidence: drop --rerun-covering"
     if args.observe and (args.evidence is not None or args.reports is not None):
         return "--observe writes no evidence: drop --evidence/--reports (use --json to keep what it saw)"
+    if args.convert_evidence and (args.ids or args.all or args.stale or args.observe):
+        return "--convert-evidence runs nothing: drop the ids, --all, --stale and --observe"
     return executor_problem(args)
 
 
@@ -178,6 +185,10 @@ def run(args) -> int:
     problem = _option_problem(args)
     if problem:
         return _usage(problem)
+    if args.convert_evidence:
+        from fidelity.commands import convert_evidence
+
+        return convert_evidence.run(args, evidence_folder(args))
     cat = load_catalogue(args.specs)
     items = (load_perturbation_file(args.file, cat, require_gates=not args.observe) if args.file
              else list(cat.perturbations.values()))
@@ -203,11 +214,14 @@ def run(args) -> int:
     except SubjectLoadError as exc:
         return _usage(str(exc))
     from fidelity import writer_lock
+    from fidelity.evidence.old_layout import OldLayout, refuse
 
     try:
         with contextlib.nullcontext() if args.observe else writer_lock.writing(evidence_folder(args), "perturb"):
+            if not args.observe:
+                refuse(evidence_folder(args))  # before anything runs: its records could be neither read nor kept
             results = _run_groups(groups, args, say)
-    except writer_lock.FolderBusy as exc:
+    except (writer_lock.FolderBusy, OldLayout) as exc:
         return _usage(str(exc))
     except (PerturbError, TargetError) as exc:
         # a patch that cannot be applied is the spec's to fix: say where the perturbation is written

@@ -107,6 +107,8 @@ def _third_party_references(names: list[str]) -> list[str]:
 
 
 def run(args) -> int:
+    from fidelity.evidence.old_layout import OldLayout, refuse
+    from fidelity.evidence.paths import evidence_root
     from fidelity.report import gaterun, outputs
 
     start = time.perf_counter()
@@ -138,8 +140,9 @@ def run(args) -> int:
                            gates_from=args.gates_from, html=not (args.no_html or args.check),
                            subjects=tuple(subjects))
     try:
+        refuse(evidence_root(reports))  # before the gate suite runs: the ledger reads every record
         files, gate_run = outputs.generate(cat, opts, _say)
-    except gaterun.GateRunError as exc:
+    except (gaterun.GateRunError, OldLayout) as exc:
         print(f"fidelity report: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except gaterun.ThirdPartyRunError as exc:

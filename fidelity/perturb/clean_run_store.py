@@ -20,10 +20,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from fidelity.evidence import jsonio
+from fidelity.evidence import jsonio, paths
 
 SCHEMA = "fidelity.clean-runs/1"
-FILE_NAME = "clean-runs.json"  # directly in the evidence root: record scans read only <id>/<gate>.json
+FILE_NAME = paths.CLEAN_RUNS_FILE  # directly in the evidence root, beside the <id>.json files (record scans skip it)
 
 
 def store_path(records_root: str | os.PathLike) -> Path:

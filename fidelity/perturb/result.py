@@ -203,7 +203,7 @@ class RunResult:
     forced_failure: dict = field(default_factory=dict)
     green_after: dict = field(default_factory=dict)
     sources: dict = field(default_factory=dict)
-    evidence: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)  # the evidence files written, one per perturbation
     wall_s: float = 0.0
     observe: bool = False          # an observation: ok means the run itself can be trusted
 

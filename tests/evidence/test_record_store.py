@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from fidelity.evidence import store
+from fidelity.evidence import jsonio, store
 from fidelity.evidence.outcome import Outcome
 from fidelity.evidence.record import CLEAN_RUNS, SCHEMA, EvidenceRecord, InvalidRecord
 
@@ -21,7 +21,7 @@ def test_an_unchanged_outcome_leaves_the_record_bytes_and_file_untouched(tmp_pat
              "versions": {**RECORD["versions"], "platform": "Linux-6.8-x86_64"}}
     assert store.write_record(tmp_path, later) == path
     assert path.read_bytes() == before and path.stat().st_mtime_ns == stat.st_mtime_ns
-    assert json.loads(before)["recorded_at"] == "2026-12-01T10:00:00Z"  # when this outcome was first seen
+    assert json.loads(before)["records"][RECORD["gate"]]["recorded_at"] == "2026-12-01T10:00:00Z"  # when first seen
 
 
 @pytest.mark.parametrize("change", [{"reading": 0.5}, {"outcome": "survived"}, {"clean_runs": 2},
@@ -29,7 +29,7 @@ def test_an_unchanged_outcome_leaves_the_record_bytes_and_file_untouched(tmp_pat
 def test_a_new_observation_or_another_torch_rewrites_it(tmp_path, change):
     path = store.write_record(tmp_path, RECORD)
     store.write_record(tmp_path, {**RECORD, **change, "recorded_at": "2026-12-02T09:00:00Z"})
-    written = json.loads(path.read_text())
+    written = json.loads(path.read_text())["records"][RECORD["gate"]]
     assert {k: written[k] for k in change} == change and written["recorded_at"] == "2026-12-02T09:00:00Z"
 
 
@@ -38,7 +38,7 @@ def test_a_record_is_typed_on_load_and_judged_by_one_rule(tmp_path):
     [rec] = store.load_all(tmp_path)
     assert rec.outcome is Outcome.RED_BY_ASSERTION and rec.accepted
     with pytest.raises(InvalidRecord, match="outcome 'caught' is none of red_by_assertion, red_other, survived, skipped"):
-        EvidenceRecord.from_json({**json.loads((tmp_path / "P1" / "tests_g.py_test_x.json").read_text()),
+        EvidenceRecord.from_json({**json.loads((tmp_path / "P1.json").read_text())["records"][RECORD["gate"]],
                                   "outcome": "caught"})
 
 
@@ -55,7 +55,10 @@ def test_outcomes_are_strings_in_json_and_in_dictionaries():
 
 
 def _written(tmp_path) -> str:
-    return store.write_record(tmp_path, RECORD).read_text(encoding="utf-8")
+    """The record's text as jsonio writes it alone (as its hash is proved from bytes)."""
+    store.write_record(tmp_path, RECORD)
+    [rec] = store.load_all(tmp_path)
+    return jsonio.dumps(rec.json)
 
 
 @pytest.mark.parametrize("edit", [
@@ -95,14 +98,13 @@ def test_staleness_reads_each_file_once_per_judgement_and_sees_an_edit_in_the_ne
     assert "gate file tests/g.py changed" in staleness.staleness(rec, tmp_path, None, staleness.ProjectNow(tmp_path))
 
 
-def test_a_scan_of_some_perturbations_reads_their_folders_alone_and_still_names_a_bad_file_in_them(tmp_path):
+def test_a_scan_of_some_perturbations_reads_their_files_alone_and_still_names_a_bad_file_among_them(tmp_path):
     store.write_record(tmp_path, RECORD)
     p2 = store.write_record(tmp_path, {**RECORD, "perturbation": "P2"})
     p2.write_text('{"schema": ')  # truncated: named when P2 is read, not read for P1 alone
-    stray = tmp_path / "P1" / "copied.json"
-    stray.write_text(p2.parent.joinpath("..", "P1", p2.name).resolve().read_text())  # P1's record, copied
     records, bad = store.scan(tmp_path, ["P1"])
-    assert [(r.perturbation, r.gate) for r in records] == [("P1", RECORD["gate"])]
-    assert [(f.name, todo) for f, _, todo in bad] == [("copied.json", "delete this copy")]
+    assert [(r.perturbation, r.gate) for r in records] == [("P1", RECORD["gate"])] and bad == []
+    records, bad = store.scan(tmp_path, ["P1", "P2"])
+    assert len(records) == 1 and [f.name for f, _, _ in bad] == [p2.name]
     records, bad = store.scan(tmp_path)
-    assert len(records) == 1 and sorted(f.name for f, _, _ in bad) == ["copied.json", p2.name]
+    assert len(records) == 1 and [f.name for f, _, _ in bad] == [p2.name]

@@ -9,7 +9,9 @@ import shutil
 import pytest
 from toy_project import fidelity
 
-from fidelity.evidence import store
+from fidelity.evidence import jsonio, paths, store
+from fidelity.evidence.evidence_file import FILE_SCHEMA
+from fidelity.evidence.paths import CLEAN_RUNS_FILE
 from fidelity.evidence.record import RECREATE, SCHEMA, EvidenceRecord, record_hash
 
 
@@ -35,7 +37,7 @@ def _evidence_problems(root):
 
 def test_a_truncated_record_turns_check_red_naming_it_and_perturb_stale_re_creates_it(accepted, tmp_path):
     root = _copy(accepted, tmp_path, "truncated")
-    victim = sorted((root / "reports" / "evidence").glob("*/*.json"))[0]
+    victim = _evidence_files(root)[0]
     victim.write_text(victim.read_text()[:200])
     report, problems = _evidence_problems(root)
     name = victim.relative_to(root).as_posix()
@@ -44,22 +46,24 @@ def test_a_truncated_record_turns_check_red_naming_it_and_perturb_stale_re_creat
     assert problems[0].endswith("run `fidelity perturb --stale` to re-create it")
     assert "check: RED" in report["text"] and name in report["text"]
     assert fidelity("perturb", "--stale", cwd=root).returncode == 0
-    assert json.loads(victim.read_text())["schema"] == SCHEMA
+    assert json.loads(victim.read_text())["schema"] == FILE_SCHEMA
     report, problems = _evidence_problems(root)
     assert report["ok"] and not problems
 
 
-def test_a_record_copied_under_another_perturbation_is_named_as_a_copy(accepted, tmp_path):
+def test_a_perturbations_file_copied_under_another_name_is_named_as_a_copy(accepted, tmp_path):
     root = _copy(accepted, tmp_path, "copied")
-    folders = sorted(d for d in (root / "reports" / "evidence").iterdir() if d.is_dir())
-    original = sorted(folders[0].glob("*.json"))[0]
-    copy = folders[1] / ("copy-" + original.name)
+    original = _evidence_files(root)[0]
+    copy = original.with_name("copy-" + original.name)
     shutil.copy(original, copy)
     _, problems = _evidence_problems(root)
-    assert problems == [f"evidence record {copy.relative_to(root).as_posix()} is not valid (it records "
-                        f"{folders[0].name} x {json.loads(original.read_text())['gate']}, whose record lies at "
-                        f"{original.relative_to(root / 'reports' / 'evidence').as_posix()} (moved or copied)): "
-                        f"delete this copy"]
+    assert problems == [f"evidence record {copy.relative_to(root).as_posix()} is not valid (it holds records of "
+                        f"{json.loads(original.read_text())['perturbation']}, whose file is {original.name} "
+                        f"(moved or copied)): delete this copy"]
+
+
+def _evidence_files(root):
+    return sorted(f for f in (root / "reports" / "evidence").glob("*.json") if f.name != CLEAN_RUNS_FILE)
 
 
 @pytest.mark.parametrize("edit, says", [
@@ -77,10 +81,35 @@ def test_each_kind_of_invalid_record_is_reported_with_its_reason(tmp_path, edit,
             "target": "m", "outcome": "red_by_assertion", "hashes": {}, "green_after": True, "edits_sha256": "0",
             "reading": 0.25}
     path = store.write_record(root, good)
-    stamped = json.loads(path.read_text())
+    written = json.loads(path.read_text())
+    stamped = written["records"][good["gate"]]
     assert stamped == {**good, "record_sha256": record_hash(good)}
     assert store.scan(root) == ([EvidenceRecord.from_json(stamped)], [])
-    path.write_text(json.dumps(edit(stamped)))
+    path.write_text(json.dumps({**written, "records": {good["gate"]: edit(stamped)}}))
     records, bad = store.scan(root)
-    assert records == [] and [(f, why.startswith(says), todo) for f, why, todo in bad] == \
-        [(path, True, RECREATE)]
+    assert records == [] and [(f, why.startswith(f"its record of {good['gate']}: {says}"), todo)
+                              for f, why, todo in bad] == [(path, True, RECREATE)]
+
+
+def test_evidence_in_the_old_layout_is_refused_by_name_until_converted_to_the_same_files(accepted, tmp_path):
+    """A project upgrading from a file per gate: check, report and perturb name the folder and the command,
+    read nothing, and `perturb --convert-evidence` writes back the very bytes the runner wrote."""
+    root = _copy(accepted, tmp_path, "upgrading")
+    evidence = root / "reports" / "evidence"
+    written = {f.name: f.read_bytes() for f in _evidence_files(root)}
+    for name in written:  # the old layout: each record alone, as jsonio wrote it, in its perturbation's folder
+        for rec in json.loads((evidence / name).read_text())["records"].values():
+            jsonio.write_json(paths.old_layout_path(evidence, rec["perturbation"], rec["gate"]), rec)
+        (evidence / name).unlink()
+    for argv in (["check"], ["report", "--no-gates"], ["perturb", "--stale"]):
+        done = fidelity(*argv, cwd=root)
+        assert done.returncode == 2 and "old layout" in done.stderr, (argv, done.stdout, done.stderr)
+        assert "`fidelity perturb --convert-evidence` (the same records" in done.stderr
+    done = fidelity("perturb", "--convert-evidence", cwd=root)
+    assert done.returncode == 0, done.stderr
+    records = sum(len(json.loads(b)["records"]) for b in written.values())
+    assert f"{records} records converted into {len(written)} files under reports/evidence" in done.stdout
+    assert {f.name: f.read_bytes() for f in _evidence_files(root)} == written
+    assert not [d for d in evidence.iterdir() if d.is_dir()]
+    report, problems = _evidence_problems(root)
+    assert report["ok"] and not problems

@@ -110,9 +110,7 @@ def project(tmp_path_factory) -> Path:
     (root / "specs" / "toy.yaml").write_text(SPEC)
     done = _cli(root, "P24")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert sorted(_hashes(root / "reports" / "evidence")) == [
-        "P24/tests_toygate_arith.py_test_add_fixture.json", "P24/tests_toygate_arith.py_test_neg_is_float.json",
-        "P24/tests_toygate_arith.py_test_scale.json", CLEAN_RUNS_FILE]
+    assert sorted(_hashes(root / "reports" / "evidence")) == ["P24.json", CLEAN_RUNS_FILE]
     return root
 
 
@@ -130,11 +128,13 @@ def test_own_ids_write_only_into_the_catalogues_own_folder(project, project_evid
     assert done.returncode == 0, done.stdout + done.stderr
     assert _hashes(folder) == before
     own = project / "reports" / "catalogues" / "mine" / "evidence"
-    records = sorted(f"{pid}/tests_toygate_arith.py_{name}.json" for pid in ("swap-add", "my.defect_1")
-                     for name in ("test_add_fixture", "test_neg_is_float", "test_scale"))
-    assert sorted(_hashes(own)) == sorted([*records, CLEAN_RUNS_FILE])  # its clean runs are kept in its own folder too
-    assert sorted(json.loads(done.stdout)["evidence"]) == [f"reports/catalogues/mine/evidence/{p}" for p in records]
-    record = json.loads((own / "swap-add" / "tests_toygate_arith.py_test_add_fixture.json").read_text())
+    files = sorted(f"{pid}.json" for pid in ("swap-add", "my.defect_1"))
+    assert sorted(_hashes(own)) == sorted([*files, CLEAN_RUNS_FILE])  # its clean runs are kept in its own folder too
+    assert sorted(json.loads(done.stdout)["evidence"]) == [f"reports/catalogues/mine/evidence/{f}" for f in files]
+    held = json.loads((own / "swap-add.json").read_text())["records"]
+    assert sorted(held) == [f"tests/toygate_arith.py::{name}" for name in ("test_add_fixture", "test_neg_is_float",
+                                                                          "test_scale")]
+    record = held["tests/toygate_arith.py::test_add_fixture"]
     assert (record["perturbation"], record["outcome"], record["green_after"]) == ("swap-add", "red_by_assertion", True)
 
     # --stale reads the catalogue's own folder: everything there is current, so nothing re-runs

@@ -7,7 +7,7 @@ import shutil
 
 from fidelity.perturb.clean_run_store import FILE_NAME as CLEAN_RUNS_FILE
 from fidelity.evidence import jsonio, store, verdict
-from fidelity.evidence.paths import evidence_root, record_path
+from fidelity.evidence.paths import evidence_root, record_file
 from fidelity.evidence.record import SCHEMA, EvidenceRecord
 from fidelity.evidence.staleness import is_current, staleness
 
@@ -20,16 +20,21 @@ def _copy(main_run, tmp_path):
     return dest
 
 
-def test_one_record_per_gate_and_perturbation_valid_deterministic_json(main_run):
+def _record(repo, perturbation: str, gate: str) -> dict:
+    return json.loads(record_file(evidence_root(repo / "reports"), perturbation).read_text())["records"][gate]
+
+
+def test_one_file_per_perturbation_with_a_record_per_gate_valid_deterministic_json(main_run):
     files = sorted(f for f in (main_run.repo / "reports" / "evidence").rglob("*.json") if f.name != CLEAN_RUNS_FILE)
-    assert len(files) == 7 * 3
+    assert [f.name for f in files] == sorted(f"{p['id']}.json" for p in toy_perturbations())
     assert sorted(main_run.result.evidence) == sorted(str(f.relative_to(main_run.repo)) for f in files)
     for f in files:
         text = f.read_text()
-        rec = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))  # strict: no NaN
-        assert jsonio.dumps(rec) == text  # sorted keys, indent 1: re-dumping gives the same bytes
+        data = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))  # strict: no NaN
+        assert jsonio.dumps(data) == text  # sorted keys, indent 1: re-dumping gives the same bytes
+        assert sorted(data["records"]) == sorted([GATE_ADD, GATE_NEG, GATE_SCALE])
     assert not list((main_run.repo / "reports").rglob("*.tmp"))
-    rec = json.loads(record_path(evidence_root(main_run.repo / "reports"), "P_add", GATE_ADD).read_text())
+    rec = _record(main_run.repo, "P_add", GATE_ADD)
     assert rec["perturbation"] == "P_add" and rec["title"] == "add subtracts" and rec["spec_file"] == "specs/toy.yaml"
     assert rec["target"] == "toysubj.arith" and rec["target_file"] == "toysubj/arith.py"
     assert rec["gate"] == GATE_ADD and rec["gate_file"] == "tests/toygate_arith.py" and rec["equations"] == ["toy.add"]
@@ -45,7 +50,7 @@ def test_one_record_per_gate_and_perturbation_valid_deterministic_json(main_run)
     assert [i["nodeid"] for i in rec["instances"]] == [f"{GATE_ADD}[1.0]", f"{GATE_ADD}[2.0]"]
     assert {"python", "torch", "pytest"} <= set(rec["versions"]) and rec["recorded_at"].endswith("Z")
     assert "+    return a - b" in rec["diff"]
-    scale = json.loads(record_path(evidence_root(main_run.repo / "reports"), "P_add", GATE_SCALE).read_text())
+    scale = _record(main_run.repo, "P_add", GATE_SCALE)
     assert scale["hashes"]["fixtures"] == {}  # it read no fixture
 
 
@@ -57,8 +62,8 @@ def test_write_is_deterministic_and_non_finite_readings_stay_valid_json(tmp_path
     first = p1.read_bytes()
     p2 = store.write_record(evidence_root(tmp_path), dict(reversed(list(rec.items()))))
     assert p1 == p2 and p2.read_bytes() == first
-    assert p1.parent.name == "P_1" and p1.name == "tests_x.py_test_y.json"
-    loaded = json.loads(first)
+    assert p1.name == "P_1.json"
+    loaded = json.loads(first)["records"]["tests/x.py::test_y"]
     assert loaded["reading"] == "NaN" and math.isnan(jsonio.decode_float(loaded["reading"]))
     assert store.load_all(evidence_root(tmp_path)) == [EvidenceRecord.from_json(loaded)]
 
@@ -76,8 +81,8 @@ def test_acceptance(main_run):
     assert {j.record.perturbation for j in current} == {p["id"] for p in toy_perturbations()}
     assert all(not v.stale for v in acc.values())
     red = [j.record for j in acc[GATE_ADD].by]
-    assert red and record_path(evidence_root(main_run.repo / "reports"), red[0].perturbation, red[0].gate) == \
-        main_run.repo / "reports/evidence/P_add/tests_toygate_arith.py_test_add_fixture.json"
+    assert red and record_file(evidence_root(main_run.repo / "reports"), red[0].perturbation) == \
+        main_run.repo / "reports/evidence/P_add.json"
 
 
 def test_changed_gate_file_makes_evidence_stale(main_run, tmp_path):
@@ -137,9 +142,11 @@ def test_committed_evidence_holds_no_path_of_the_machine_that_recorded_it():
     import json
     from pathlib import Path
 
-    records = sorted((Path(__file__).resolve().parents[2] / "reports" / "evidence").glob("*/*.json"))
+    from fidelity.evidence import store
+
+    records = store.load_all(Path(__file__).resolve().parents[2] / "reports" / "evidence")
     assert records
-    for path in records:
-        r = json.loads(path.read_text())
+    for rec in records:
+        r, path = rec.json, rec.perturbation
         named = [r["spec_file"], r["gate_file"], r["target_file"], *r["hashes"]["fixtures"], *r["hashes"]["helpers"]]
-        assert not any(Path(p.split(":")[0]).is_absolute() for p in named), (path.name, named)
+        assert not any(Path(p.split(":")[0]).is_absolute() for p in named), (path, named)

@@ -1,6 +1,6 @@
-"""Step 8, what is kept and written: one evidence record per gate x perturbation (fidelity.evidence),
-written as soon as nothing is left to learn about a perturbation or at the end of the run; none for an
-observation, and none left of gates a perturbation no longer runs."""
+"""Step 8, what is kept and written: one evidence record per gate x perturbation (fidelity.evidence), in one
+file per perturbation, written as soon as nothing is left to learn about a perturbation or at the end of
+the run; none for an observation, and none left of gates a perturbation no longer runs."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -45,32 +45,30 @@ def _write_all(r: Run) -> None:
         if p["id"] not in r.written:
             _write_records(r, p, vers, now)
     kept = sum(len(k) for k in r.selection.kept_covering.values())
-    r.s.emit("evidence", f"evidence: {len(r.result.evidence)} records under "
+    r.s.emit("evidence", f"evidence: {r.records_written} records in {len(r.result.evidence)} files under "
                          f"{paths.rel_to_root(r.s.records_root, r.s.root)}"
                          + (f"; {kept} current records of covering gates left as they were" if kept else ""))
 
 
 def _write_records(r: Run, p: dict, vers: dict, now: str) -> None:
-    """The records of one perturbation, and none left of gates it no longer runs."""
+    """The records of one perturbation, in its one file: those of the gates it ran written, the current
+    ones of gates it kept (o.kept) left as they are, and none left of gates it no longer runs."""
     root, records_root = r.s.root, r.s.records_root
     pr = r.results[p["id"]]
     patch = r.patches[p["id"]]
-    edir = paths.record_dir(records_root, p["id"])
-    written = set()
+    fresh, kept = [], set()
     for o in pr.outcomes:
         if o.kept:  # its current record stays as it is
-            written.add(paths.record_path(records_root, p["id"], o.gate).name)
+            kept.add(o.gate)
             continue
         # counted up to CLEAN_RUNS: a record that says "enough" does not change with every run
         runs = min(r.result.baseline["clean_runs_of"].get(o.gate, 0), record.CLEAN_RUNS)
-        rec = _record(p, pr, patch, o, root, r.watch.hashes_before, vers, now, runs, r.watch.helpers.of(o.gate_file))
-        path = store.write_record(records_root, rec)
-        written.add(path.name)
+        fresh.append(_record(p, pr, patch, o, root, r.watch.hashes_before, vers, now, runs,
+                             r.watch.helpers.of(o.gate_file)))
+    path = store.write_records(records_root, p["id"], fresh, keep=kept)
+    if fresh:
         r.result.evidence.append(paths.rel_to_root(path, root))
-    if edir.is_dir():  # records of gates this perturbation no longer runs
-        for old in edir.glob("*.json"):
-            if old.name not in written:
-                old.unlink()
+    r.records_written += len(fresh)
 
 
 def _record(p, pr: PerturbationResult, patch, o: GateResult, root: Path, hashes_before, vers, now,

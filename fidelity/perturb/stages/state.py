@@ -62,6 +62,7 @@ class Run:
     clean: CleanRuns = field(default_factory=CleanRuns)
     watch: Watched = field(default_factory=Watched)
     written: set[str] = field(default_factory=set)        # perturbations whose records are written already (records.py)
+    records_written: int = 0                               # records written this run, in result.evidence's files
 
     def __post_init__(self) -> None:
         self.result = RunResult(observe=self.s.observe)
