@@ -8,6 +8,8 @@ One idea per file:
   separation  relative distances of fixture predictions; separations in tolerance units
   discovery   the blind spots `fidelity discover` recorded, per paper, with the spec's explanations
   model       gather everything into one JSON-safe dict (the only input of the renderers)
+  ledger      model's parts, one module each: terms, evidence entries, gates, perturbations,
+              separations, subject matrix, third-party conformance, one paper's entry
   blocks      the shapes a page is made of (headings, tables, tags, mentions and their targets, ...)
   anchors     one stable id per paper, equation, claim, gate, perturbation, finding; the links to them
   document    the ledger laid out as blocks, paper by paper: only puts the sections in order

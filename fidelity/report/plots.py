@@ -82,7 +82,7 @@ MATRIX_CODES = {
 
 def matrix_series(ledger: dict) -> dict:
     """{"gates": [...], "perturbations": [...], "cells": {gate: {pid: code}}} from the ledger."""
-    from fidelity.report.model import perturbation_key
+    from fidelity.report.ledger.terms import perturbation_key
 
     cells: dict[str, dict[str, str]] = {}
     for e in ledger["evidence"]:

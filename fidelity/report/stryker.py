@@ -56,7 +56,7 @@ from pathlib import Path
 
 from fidelity.report.discovery import witness_text
 from fidelity.evidence.outcome import Outcome
-from fidelity.report.model import group, perturbation_key
+from fidelity.report.ledger.terms import group, perturbation_key
 from fidelity.report.shown_paths import display_path
 
 SCHEMA_VERSION = "2"

@@ -14,7 +14,9 @@ import pytest
 
 from fidelity.gaterun import conformance
 from fidelity.gaterun.conformance import CHOICE
-from fidelity.report import blocks, markdown, model
+from fidelity.report import blocks, markdown
+from fidelity.report.ledger.subject_matrix import subject_matrix
+from fidelity.report.ledger.third_party import third_party as third_party_conformance
 from fidelity.report.sections import third_party
 from fidelity.spec.loader import load_catalogue
 
@@ -89,9 +91,9 @@ def test_the_ledger_shows_a_difference_from_our_choice_apart_from_findings(runs,
     report = runs["eps"]
     gate_run = {"subjects": [], "third_party": [{"name": "other-eps", "reference": "choice_adapter:OTHER_EPS",
                                                  "gates": report["gates"]}]}
-    [third] = model._third_party(cat, gate_run)
+    [third] = third_party_conformance(cat, gate_run)
     assert (third["findings"], third["differs_from_our_choice"]) == (0, 1)
-    [row] = [r for r in model._subject_matrix(cat, "attnres", {}, gate_run, "")["rows"] if r["equation"] == "attnres.eps"]
+    [row] = [r for r in subject_matrix(cat, "attnres", {}, gate_run, "")["rows"] if r["equation"] == "attnres.eps"]
     assert row["third_party"]["other-eps"]["status"] == CHOICE
     doc = blocks.Document("ledger")
     third_party.section(doc, {"third_party": [third], "discovery": {"other_subjects": [], "error": None}})

@@ -10,6 +10,7 @@ from fidelity.check.evidence_stage import why_not_accepted, gate_acceptance
 from fidelity.evidence import store
 from fidelity.evidence.paths import evidence_root
 from fidelity.report import model
+from fidelity.report.ledger.terms import OBSERVED, OBSERVED_STALE, PREDICTED_ONLY
 
 
 def gather(toy, gate_run=None, note="not run: --no-gates"):
@@ -27,24 +28,24 @@ def test_red_to_green_marks_every_row_observed_or_predicted_only(toy):
     rows = {(r["perturbation"], r["gate"]): r for r in rows_of(ledger)["red_to_green"]}
 
     p1 = rows[("P1", G_DOUBLE)]
-    assert p1["basis"] == model.OBSERVED
+    assert p1["basis"] == OBSERVED
     assert p1["observed"] == 0.5000001 and p1["predicted"] == 0.5       # both, in their own columns
     assert p1["green_after"] is True and p1["when"] == "2026-11-29T10:00:00Z"
 
     p3 = rows[("P3", G_HALF)]                                            # a prediction with no run behind it
-    assert p3["basis"] == model.PREDICTED_ONLY
+    assert p3["basis"] == PREDICTED_ONLY
     assert p3["observed"] is None and p3["when"] is None and p3["green_after"] is None
     assert p3["predicted"] == 0.3333333333
 
     p4 = rows[("P4", G_DOUBLE)]                                          # edits changed since the run
-    assert p4["basis"] == model.OBSERVED_STALE
+    assert p4["basis"] == OBSERVED_STALE
     assert any("edits changed" in r for r in p4["stale_reasons"])
 
     p5 = rows[("P5", G_INC)]
     assert p5["outcome"] == "red_other" and p5["observed"] is None       # red for another reason: no reading
 
     for r in rows.values():                                              # never a prediction as an observation
-        if r["basis"] == model.PREDICTED_ONLY:
+        if r["basis"] == PREDICTED_ONLY:
             assert r["observed"] is None and r["outcome"] is None
 
 
@@ -110,7 +111,7 @@ def test_separation_says_not_computed_without_a_tolerance(toy):
 def test_without_evidence_nothing_is_observed(toy):
     ledger = gather(toy)
     assert ledger["inputs"]["evidence_records"] == 0
-    assert all(r["basis"] == model.PREDICTED_ONLY for r in rows_of(ledger)["red_to_green"])
+    assert all(r["basis"] == PREDICTED_ONLY for r in rows_of(ledger)["red_to_green"])
     assert {r["perturbation"] for r in rows_of(ledger)["red_to_green"]} == {"P1", "P3"}
     s = [x for x in ledger["separations"] if x["prediction"] == "toy.fx.triple"][0]
     assert s["separation"] is None and "no gate run or evidence record" in s["why_not"]

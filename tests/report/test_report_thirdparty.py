@@ -240,11 +240,11 @@ def test_a_placement_the_package_has_no_path_for_is_not_run_in_its_cell_as_check
     from types import SimpleNamespace
 
     from fidelity.gaterun.conformance import LACKED_REASON
-    from fidelity.report.model import _third_party_cell
+    from fidelity.report.ledger.subject_matrix import third_party_cell
 
     row = {"gate": "contract", "equations": ["p.eq3", "p.sliced"], "failed": [],
            "subjects": {"pkg": {"status": "passed", "passed": 3, "not_run": 0, "not_run_reasons": []}}}
     cat = SimpleNamespace(equations={})
-    assert _third_party_cell(cat, "p.sliced", [row], "pkg", frozenset())["status"] == "passed"
-    cell = _third_party_cell(cat, "p.sliced", [row], "pkg", frozenset({"p.sliced"}))
+    assert third_party_cell(cat, "p.sliced", [row], "pkg", frozenset())["status"] == "passed"
+    cell = third_party_cell(cat, "p.sliced", [row], "pkg", frozenset({"p.sliced"}))
     assert cell["status"] == "not run" and cell["reasons"] == [LACKED_REASON]

@@ -7,7 +7,7 @@ from fidelity.evidence.outcome import Outcome
 from fidelity.report.anchors import evidence_id, gate_ref, pert_ref
 from fidelity.report.blocks import Bullets, Document, Heading, Long, Para, Table, Tag, Target, anchor
 from fidelity.report.inline import DASH, outcome_tag, reading, yes_no
-from fidelity.report.model import OBSERVED, OBSERVED_STALE, PREDICTED_ONLY, perturbation_key
+from fidelity.report.ledger.terms import OBSERVED, OBSERVED_STALE, PREDICTED_ONLY, perturbation_key
 
 
 def basis_tag(basis: str):

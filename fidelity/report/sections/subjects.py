@@ -6,7 +6,7 @@ from __future__ import annotations
 from fidelity.report.anchors import eq_ref
 from fidelity.report.blocks import Bullets, Code, Document, Heading, Link, Para, Strong, Table, Tag, anchor
 from fidelity.report.inline import DASH
-from fidelity.report.model import CHOICE, FINDING, NOT_PROVIDED
+from fidelity.report.ledger.terms import CHOICE, FINDING, NOT_PROVIDED
 
 
 def section(doc: Document, ledger: dict) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from fidelity.report.anchors import eq_ref, finding_id, gate_ref, gate_short
 from fidelity.report.blocks import Bullets, Code, Document, Heading, Link, Para, Ref, Strong, Table, Target, anchor
 from fidelity.report.inline import DASH, codes, eq_refs, joined, reading
-from fidelity.report.model import CHOICE, ERROR, FINDING
+from fidelity.report.ledger.terms import CHOICE, ERROR, FINDING
 from fidelity.report.sections import discovery
 
 
