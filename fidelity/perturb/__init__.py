@@ -10,6 +10,9 @@ fidelity.evidence (records, outcomes, staleness, the verdict).
 Modules, one idea each:
   import_hook    serve the patched source for the target module in a child
   pytest_plugin  what a child's pytest records per test (outcome, kind, readings, fixtures read)
+  recorder, gate_markers, failure_kind, fixture_reads, machine_neutral
+                 the plugin's parts: the Recorder; an item's gate markers; a failure's kind and message;
+                 which fixture files a test read; paths and addresses as a record shows them
   child          `python -m fidelity.perturb.child JOB.json`
   child_args     the pytest command line a child's job becomes (child and batch children alike)
   batch          a batch child: collect once, fork per mutant (observations with `batched`)

@@ -36,7 +36,7 @@ import pytest
 from fidelity.evidence import jsonio
 from fidelity.perturb import seeding
 from fidelity.perturb.child_args import pytest_args
-from fidelity.perturb.pytest_plugin import ANOTHER_RED
+from fidelity.perturb.recorder import ANOTHER_RED
 
 SWAP_IMPOSSIBLE = "swap_impossible"
 

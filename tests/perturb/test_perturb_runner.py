@@ -186,7 +186,7 @@ def test_only_the_instances_covering_the_target_run(tmp_path):
 def test_a_gate_red_by_assertion_skips_its_remaining_instances(main_run):
     """In a perturbation child a gate needs to go red once: its instances run in node-id order and
     those after the first assertion failure are skipped, saying why; the reading is the first's."""
-    from fidelity.perturb.pytest_plugin import ALREADY_RED
+    from fidelity.perturb.recorder import ALREADY_RED
 
     o = main_run.outcome("P_add", GATE_ADD)
     assert [(i["nodeid"].split("[")[1], i["outcome"]) for i in o.instances] == [("1.0]", "failed"), ("2.0]", "skipped")]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from fidelity.evidence.outcome import Outcome
-from fidelity.perturb.pytest_plugin import shown_path, without_addresses
+from fidelity.perturb.machine_neutral import shown_path, without_addresses
 
 from .conftest import make_toy_repo
 
