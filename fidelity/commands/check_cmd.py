@@ -46,10 +46,12 @@ from fidelity.spec import SpecError, load_catalogue
 def add_parser(sub) -> None:
     p = sub.add_parser("check", help="the CI verdict: specs, fixtures, claims, gates, evidence",
                        description=__doc__.split("\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--subject", metavar="NAME|module:object",
+    p.add_argument("--subject", metavar="NAME|module:object", action="append",
                    help="check someone else's implementation instead: an adapter (hyper-connections, attn-res, pot), "
                         "an installed entry point of the group fidelity.subjects, or module:object. Its deviations "
-                        "are findings, reported equation by equation; the exit code is 0 unless --strict")
+                        "are findings, reported equation by equation; the exit code is 0 unless --strict. Given "
+                        "again, each subject is judged on its own instances of one gate run (--json: under "
+                        "'subjects', one entry each, as a run of it alone reports 'conformance' and 'gates')")
     p.add_argument("--strict", action="store_true", help="with --subject: exit 1 when any gate finds a deviation")
     p.add_argument("--jobs", "-j", type=positive_int, metavar="N",
                    help="processes that run the gate suite (default: one per core, never more than its test "
@@ -155,16 +157,20 @@ def _conformance(cat, args, say, report) -> int:
     from fidelity.subjects.registry import SubjectLoadError
 
     try:
-        result = conformance.run(cat, args, say)
+        results = conformance.run_each(cat, args.subject, args, say)
     except SubjectLoadError as exc:
         print(f"fidelity check: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except RuntimeError as exc:  # the gate run itself broke: not a finding about the package
-        print(f"fidelity check: error: the gate run on {args.subject} did not complete: {exc}", file=sys.stderr)
+        print(f"fidelity check: error: the gate run on {', '.join(args.subject)} did not complete: {exc}",
+              file=sys.stderr)
         return EXIT_RED
-    report["conformance"] = result
-    report["gates"] = result.pop("gates")
-    report["ok"] = result["ok"]
+    judged = [{"conformance": result, "gates": result.pop("gates")} for result in results]
+    if len(judged) == 1:
+        report.update(judged[0])
+    else:
+        report["subjects"] = judged
+    report["ok"] = all(result["ok"] for result in results)
     _write_json_file(args, report)
     if args.json:
         print_json(report)

@@ -199,7 +199,35 @@ def _refuse_declaration_problems(ref: str, subject) -> None:
 
 
 def run(cat, args, say) -> dict:
-    ref, subject = registry.resolve(args.subject)
+    """`check --subject args.subject` (one name or module:object): its conformance (module docstring)."""
+    return run_each(cat, [args.subject], args, say)[0]
+
+
+def run_each(cat, names: list[str], args, say) -> list[dict]:
+    """The conformance of each subject `names` asks for, in that order. The available ones run in ONE gate
+    run (one child pytest, each instance on its own subject, as in a run of that subject alone), and each is
+    judged on its own instances (items_of): its verdicts, instances and the gate rows it has an instance in are
+    those of a run of it alone; several subjects cost one interpreter start and one collection, not one each."""
+    loaded = [_loaded(name) for name in names]
+    _refuse_one_name_twice(loaded)
+    results: dict[str, dict] = {}
+    runnable = []
+    for ref, subject, own, reason in loaded:
+        if reason is not None:
+            say(f"subject   {subject.name}: NOT RUN: {reason}")
+            results[subject.name] = {"ok": not args.strict, "subject": subject.name, "reference": ref,
+                                     "not_run": reason, "equations": [], "gates": []}
+        else:
+            say(f"subject   {subject.name} ({ref}): {subject.description}")
+            runnable.append((ref, subject, own))
+    if runnable:
+        results.update(_run_together(cat, runnable, args, say))
+    return [results[subject.name] for _, subject, _, _ in loaded]
+
+
+def _loaded(name: str) -> tuple:
+    """(reference, Subject, held to our choices, the reason it cannot run here or None)."""
+    ref, subject = registry.resolve(name)
     _refuse_declaration_problems(ref, subject)
     own = ref in registry.project_references()  # our own reference is held to our choices
     try:
@@ -207,20 +235,64 @@ def run(cat, args, say) -> dict:
     except Exception as exc:  # the adapter's own check broke: nothing ran, say so in one line
         raise registry.SubjectLoadError(f"subject {subject.name!r} ({ref}): unavailable_reason() raised "
                                         f"{type(exc).__name__}: {' '.join(str(exc).split())}") from None
-    if reason is not None:
-        say(f"subject   {subject.name}: NOT RUN: {reason}")
-        return {"ok": not args.strict, "subject": subject.name, "reference": ref, "not_run": reason,
-                "equations": [], "gates": []}
-    say(f"subject   {subject.name} ({ref}): {subject.description}")
-    say("gates     running the gate suite on this subject alone ...")
+    return ref, subject, own, reason
+
+
+def _refuse_one_name_twice(loaded: list[tuple]) -> None:
+    """Two references to subjects of one name: their instances could not be told apart."""
+    seen: dict[str, str] = {}
+    for ref, subject, _, _ in loaded:
+        if subject.name in seen:
+            raise registry.SubjectLoadError(f"two subjects are named {subject.name!r} ({seen[subject.name]} and "
+                                            f"{ref}): check each in a run of its own")
+        seen[subject.name] = ref
+
+
+def _run_together(cat, runnable: list[tuple], args, say) -> dict[str, dict]:
+    """subject name -> its conformance, from one gate run holding every subject of `runnable`."""
+    gates = project.current().gates
+    files = {subject.name: subject_gate_files.files_for(gates, subject.mechanisms) for _, subject, _ in runnable}
+    every_file = list(dict.fromkeys(f for chosen in files.values() for f in chosen))
+    alone = "this subject alone" if len(runnable) == 1 else f"these {len(runnable)} subjects, each on its own instances"
+    say(f"gates     running the gate suite on {alone} ...")
+    env = {registry.EXTRA_ENV: ",".join(ref for ref, _, _ in runnable),
+           registry.ONLY_ENV: ",".join(subject.name for _, subject, _ in runnable)}
     with instance_view.InstanceRecording() as recording:  # each instance's inputs and calls, for --json
-        data = gates_stage.run_gate_suite(env={registry.EXTRA_ENV: ref, registry.ONLY_ENV: subject.name, **recording.env},
-                                          extra_args=recording.args, jobs=getattr(args, "jobs", None),
-                                          files=subject_gate_files.files_for(project.current().gates, subject.mechanisms))
-        instances = recording.instances(data["items"], cat, subject.name, own=own)
-    if data["returncode"] not in (0, 1):
-        raise RuntimeError(f"the gate run did not complete (pytest exit {data['returncode']}):\n{data['output_tail'][-1500:]}")
-    rows = gates_stage.summarise(data["items"])
+        data = gates_stage.run_gate_suite(env={**env, **recording.env}, extra_args=recording.args,
+                                          jobs=getattr(args, "jobs", None), files=every_file)
+        if data["returncode"] not in (0, 1):
+            raise RuntimeError(f"the gate run did not complete (pytest exit {data['returncode']}):\n"
+                               f"{data['output_tail'][-1500:]}")
+        results = {}
+        for ref, subject, own in runnable:
+            items = items_of(data["items"], subject.name, files[subject.name], every_file)
+            instances = recording.instances(items, cat, subject.name, own=own)
+            results[subject.name] = _judged(cat, args, say, ref, subject, own, items, instances)
+    return results
+
+
+def items_of(items: list[dict], name: str, chosen: list, every_file: list) -> list[dict]:
+    """Subject `name`'s items of a run of several: its instances, and the instances of no subject (a gate whose
+    mechanism no subject of the run provides) in a gate file its own selection (`chosen`) holds or no subject's
+    selection does (one run for every subject, such as a file naming a mechanism nobody declares). A run of it
+    alone has these too, and more of no subject: those of the gates only the others provide (rows without it)."""
+    here = project.current()
+    mine, anyone = {here.relative(f) for f in chosen}, {here.relative(f) for f in every_file}
+    kept = []
+    for it in items:
+        if it.get("subject"):
+            if it["subject"] == name:
+                kept.append(it)
+            continue
+        file = it.get("file") or it["nodeid"].split("::", 1)[0]  # pytest's node ids, from the project's root
+        if file in mine or file not in anyone:
+            kept.append(it)
+    return kept
+
+
+def _judged(cat, args, say, ref: str, subject, own: bool, items: list[dict], instances: list[dict]) -> dict:
+    """The verdicts of `subject` on its items, said equation by equation, then counted."""
+    rows = gates_stage.summarise(items)
     verdicts = equation_verdicts(cat, rows, subject.name, own=own)
     causes = causes_found(verdicts)
     for line in cause_lines(causes):
