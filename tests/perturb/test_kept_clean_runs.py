@@ -8,7 +8,6 @@ only the rest. Acceptance is unchanged: ten green runs with identical readings, 
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
@@ -129,7 +128,7 @@ def _run(repo, perturbations, test_paths, **kw):
     def seen(event: dict) -> None:  # a perturbation's report says whether its records were on disk by then
         if event["event"] == "perturbation":
             event = dict(event, message=event["message"] + (" (records on disk)" if (
-                repo / "reports" / "evidence" / event["id"]).is_dir() else ""))
+                repo / "reports" / "evidence" / f"{event['id']}.json").is_file() else ""))
         events.append(event)
 
     r = run(perturbations, test_paths=test_paths, repo_root=repo, reports_dir="reports", jobs=2, timeout_s=60,
@@ -138,11 +137,10 @@ def _run(repo, perturbations, test_paths, **kw):
 
 
 def _records(repo) -> dict[str, dict]:
-    out = {}
-    for p in sorted((repo / "reports" / "evidence" / "P_add").glob("*.json")):
-        rec = json.loads(p.read_text())
-        out[p.name] = {k: v for k, v in rec.items() if k not in ("recorded_at", "record_sha256")}
-    return out
+    """P_add's records by gate, less when they were written."""
+    held = json.loads((repo / "reports" / "evidence" / "P_add.json").read_text())["records"]
+    return {gate: {k: v for k, v in rec.items() if k not in ("recorded_at", "record_sha256")}
+            for gate, rec in held.items()}
 
 
 def test_a_second_run_counts_the_kept_clean_runs_and_an_edited_target_runs_them_again(repo):
@@ -154,8 +152,9 @@ def test_a_second_run_counts_the_kept_clean_runs_and_an_edited_target_runs_them_
     assert ADD_1 in kept and len(kept) == 4  # every instance of the gates covering toysubj.arith
     assert {e["runs"] for e in kept.values()} == {clean_runs.CLEAN_RUNS + 1}  # green after is one more
     records = _records(repo)
+    assert GATE_ADD in records  # its records are there to compare (the gates covering toysubj.arith)
 
-    shutil.rmtree(repo / "reports" / "evidence" / "P_add")
+    (repo / "reports" / "evidence" / "P_add.json").unlink()
     second, messages = _run(repo, [P_ADD], [ARITH])
     assert second.ok, second.error
     # everything known once its child ended: written then, so a run stopped later keeps them
@@ -196,7 +195,7 @@ def test_a_gate_whose_reading_moves_is_refused_though_nine_clean_runs_are_kept(r
     assert len(r.baseline["runs"]) == 1
     assert f"{gate}: {gate} read {{'reading': 1.0}} in the kept clean runs and " in r.error and "in run 1" in r.error
     assert CleanRunStore(repo / "reports" / "evidence").entries == {}  # forgotten: ten new runs next time
-    assert not (repo / "reports" / "evidence" / "P_clock").exists()
+    assert not (repo / "reports" / "evidence" / "P_clock.json").exists()
 
 
 def test_a_gate_red_in_its_one_missing_clean_run_is_refused_with_the_kept_runs_counted(repo, tmp_path, monkeypatch):

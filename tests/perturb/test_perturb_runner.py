@@ -161,7 +161,7 @@ def test_a_file_changed_on_disk_fails_the_run_loudly(tmp_path):
     assert not r.ok and r.error_kind == "source_changed"
     assert r.sources["changed"] == ["toysubj/arith.py"] and "toysubj/arith.py" in r.error
     # no evidence written (the clean runs proved before are kept, under the key of the files as they were)
-    assert not (repo / "reports" / "evidence" / "P_writes").exists()
+    assert not (repo / "reports" / "evidence" / "P_writes.json").exists()
 
 
 def test_only_the_instances_covering_the_target_run(tmp_path):
@@ -180,7 +180,8 @@ def test_only_the_instances_covering_the_target_run(tmp_path):
     o = r.perturbations[0].outcomes[0]
     assert (o.outcome, o.reading, o.green_after) == ("red_by_assertion", 2.0, True)
     assert [i["nodeid"] for i in o.instances] == only
-    assert [i["nodeid"] for i in json.loads((repo / r.evidence[0]).read_text())["instances"]] == only
+    held = json.loads((repo / r.evidence[0]).read_text())["records"]
+    assert [i["nodeid"] for i in held[GATE_FOUR]["instances"]] == only
 
 
 def test_a_gate_red_by_assertion_skips_its_remaining_instances(main_run):

@@ -25,7 +25,7 @@ import pytest
 import ray
 
 from fidelity.perturb.clean_run_store import FILE_NAME as CLEAN_RUNS_FILE
-from fidelity.evidence import store
+from fidelity.evidence import jsonio, store
 from fidelity.evidence.outcome import Outcome
 from fidelity.perturb import executor as executor_mod
 from fidelity.perturb import ray_executor
@@ -49,10 +49,12 @@ def project(tmp_path_factory, perturbed_init_project) -> Path:
 
 
 def _without_when_written(folder: Path) -> dict[str, list[str]]:
-    """Every record under `folder` by relative path, as its lines, less those saying when it was written."""
-    return {p.relative_to(folder).as_posix(): [line for line in p.read_text(encoding="utf-8").splitlines()
-                                                if not line.strip().startswith(WHEN_WRITTEN)]
-            for p in sorted(folder.rglob("*.json")) if p.name != CLEAN_RUNS_FILE}
+    """Every record under `folder` by its file's relative path and gate, as its lines, less those saying when
+    it was written."""
+    return {f"{p.relative_to(folder).as_posix()}::{gate}": [line for line in jsonio.dumps(rec).splitlines()
+                                                           if not line.strip().startswith(WHEN_WRITTEN)]
+            for p in sorted(folder.rglob("*.json")) if p.name != CLEAN_RUNS_FILE
+            for gate, rec in json.loads(p.read_text(encoding="utf-8"))["records"].items()}
 
 
 def _kept_clean_runs(folder: Path) -> dict[str, tuple]:

@@ -192,8 +192,8 @@ def test_evidence_of_a_perturbation_no_spec_defines_counts_for_nothing(toy):
 def test_a_record_from_too_few_clean_runs_accepts_nothing_and_says_so(toy):
     toy.standard_evidence()
     root = toy.reports / "evidence"
-    for f in (root / "P1").glob("*.json"):  # as the runner would have written them with its old baseline
-        store.write_record(root, {**json.loads(f.read_text()), "clean_runs": 2})
+    for rec in store.load_all(root, ["P1"]):  # as the runner would have written them with its old baseline
+        store.write_record(root, {**rec.json, "clean_runs": 2})
     gates, caught = gate_acceptance(toy.catalogue(), toy.reports, toy.root)
     assert not gates[G_DOUBLE]["accepted"] and caught["P1"] == []
     assert "P1: red by assertion, after 2 clean runs (10 needed)" in why_not_accepted(gates[G_DOUBLE])
