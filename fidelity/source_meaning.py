@@ -54,25 +54,26 @@ def meaning_sha256(path: str | os.PathLike, memo: Path | None = None) -> str | N
         data = Path(path).read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
-    suffix = Path(path).suffix.lower()
-    if memo is None:
-        return meaning_sha256_of(data, suffix)
-    entry = memo / f"python{sys.version_info[0]}.{sys.version_info[1]}" / f"{hashlib.sha256(data).hexdigest()}{suffix}"
-    try:
-        kept = entry.read_text(encoding="ascii")
-        if len(kept) == 64:
-            return kept
-    except (OSError, UnicodeDecodeError):
-        pass
-    key = meaning_sha256_of(data, suffix)
-    _keep(entry, key)
-    return key
+    return meaning_sha256_of(data, Path(path).suffix, memo)
 
 
-def meaning_sha256_of(data: bytes, suffix: str) -> str:
+def meaning_sha256_of(data: bytes, suffix: str, memo: Path | None = None) -> str:
     """The meaning key of `data`, the bytes of a file whose name ends in `suffix` ('.py', '.yaml', ...)."""
-    normal = _normal_form(data, suffix.lower())
-    return hashlib.sha256(f"{FORMAT}\n".encode() + normal).hexdigest()
+    suffix = suffix.lower()
+    entry = None
+    if memo is not None:
+        form = f"{FORMAT.replace(' ', '-')}-python{sys.version_info[0]}.{sys.version_info[1]}"
+        entry = memo / form / f"{hashlib.sha256(data).hexdigest()}{suffix}"
+        try:
+            kept = entry.read_text(encoding="ascii")
+            if len(kept) == 64:
+                return kept
+        except (OSError, UnicodeDecodeError):
+            pass
+    key = hashlib.sha256(f"{FORMAT}\n".encode() + _normal_form(data, suffix)).hexdigest()
+    if entry is not None:
+        _keep(entry, key)
+    return key
 
 
 def _keep(entry: Path, key: str) -> None:
@@ -80,11 +81,14 @@ def _keep(entry: Path, key: str) -> None:
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-")
+    except OSError:
+        return
+    try:
         with os.fdopen(fd, "w", encoding="ascii") as f:
             f.write(key)
         os.replace(tmp, entry)
     except OSError:
-        pass
+        Path(tmp).unlink(missing_ok=True)
 
 
 def _normal_form(data: bytes, suffix: str) -> bytes:

@@ -23,6 +23,7 @@ from pathlib import Path
 from fidelity import cache
 from fidelity.evidence import jsonio
 from fidelity.perturb.clean_run_inputs import distribution_version
+from fidelity.source_meaning import meaning_sha256, memo_of
 from fidelity.targets import locate
 from fidelity.targets.errors import TargetNotFound
 
@@ -46,27 +47,26 @@ def modules_read(root: Path) -> list[str]:
 
 
 def key(root: Path, fixtures_dir: Path, spec_files: list[Path], modules: list[str]) -> str:
-    """The sha256 of the verification's inputs. Modules enter by name and the source a run would import
-    now (this project's checkout or an installed `fidelity`, whichever this process imports); files by
+    """The sha256 of the verification's inputs, each by what it means (source_meaning.py). Modules enter
+    by name and the source a run would import now (this project's checkout or an installed `fidelity`, whichever this process imports); files by
     their name in the project: no absolute path of this machine."""
     root = root.resolve()
     h = hashlib.sha256(f"python {platform.python_version()}\n".encode())
     for dist in VERSIONED:
         h.update(f"{dist} {distribution_version(dist)}\n".encode())
-    search = [str(root), *sys.path]
+    search, memo = [str(root), *sys.path], memo_of(root)
     for name in modules:
         try:
-            data = Path(locate.find_source(name, search)).read_bytes()
+            meaning = meaning_sha256(locate.find_source(name, search), memo)
         except (TargetNotFound, OSError):
-            data = b"<absent>"
-        h.update(f"module {name} {hashlib.sha256(data).hexdigest()}\n".encode())
+            meaning = None
+        h.update(f"module {name} {meaning or '<absent>'}\n".encode())
     fixtures = sorted(p for p in Path(fixtures_dir).rglob("*") if p.is_file()) if Path(fixtures_dir).is_dir() else []
     for kind, group in (("fixture", fixtures), ("spec", sorted(spec_files))):
         for f in group:
             p = (Path(f) if Path(f).is_absolute() else root / f).resolve()
-            data = p.read_bytes() if p.is_file() else b"<absent>"
             name = p.relative_to(root).as_posix() if p.is_relative_to(root) else p.name
-            h.update(f"{kind} {name} {hashlib.sha256(data).hexdigest()}\n".encode())
+            h.update(f"{kind} {name} {meaning_sha256(p, memo) or '<absent>'}\n".encode())
     return h.hexdigest()
 
 

@@ -22,11 +22,13 @@ A record (SCHEMA "fidelity.perturb.evidence/1"), as written to JSON:
                  (fidelity.perturb.clean_run_store), so the record is the same however many
   patch_served   times the child imported the patched module (0: no gate
                  imported the target; null: no child ran)
-  hashes         {"gate_file": sha256, "target_source": sha256 of the ORIGINAL
-                 source, "fixtures": {path: sha256}, "helpers": {name: sha256}}
-                 (paths relative to the repo root where they lie inside it; the
-                 helpers are the gate's conftests and the helper and gate library
-                 modules it imports, fidelity.evidence.gate_helpers)
+  hashes         {"gate_file": key, "target_source": key of the ORIGINAL source,
+                 "perturbed_source": key of the source with the edits applied,
+                 "fixtures": {path: key}, "helpers": {name: key}}: meaning keys
+                 (fidelity.source_meaning: a comment or docstring changes none; a
+                 fixture's is its bytes') (paths relative to the repo root where they
+                 lie inside it; the helpers are the gate's conftests and the helper
+                 and gate library modules it imports, fidelity.evidence.gate_helpers)
   versions       python, torch, pytest, fidelity, platform
   recorded_at    UTC, ISO 8601: when this outcome was first seen (kept while it stays the same)
   record_sha256  sha256 of the record's canonical JSON without this field (record_hash):

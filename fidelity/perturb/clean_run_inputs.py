@@ -1,7 +1,9 @@
 """What one gate instance's clean run read, as one key: equal keys, the same run.
 
 A clean run (clean_runs.py) is worth keeping only while everything that could change its outcome or
-its readings is unchanged. An instance's key is a sha256 over
+its readings is unchanged. Each file counts by what it means (source_meaning.py: a comment, a
+docstring or a reformatting changes nothing; a fixture counts by its bytes). An instance's key is a
+sha256 over
   - its node id and its gate file;
   - the gate suite's shared files: every non-test `.py` under the test paths (helpers, conftests),
     the conftests above them and the project's pytest configuration;
@@ -29,12 +31,12 @@ import platform
 from importlib import metadata
 from pathlib import Path
 
-from fidelity.evidence import jsonio
 from fidelity.perturb import gate_index, harness_sources
+from fidelity.source_meaning import meaning_sha256, memo_of
 from fidelity.targets import locate
 from fidelity.targets.errors import TargetNotFound
 
-FORMAT = 2  # bump when what a key covers changes: every kept clean run is then run again (2: the specs)
+FORMAT = 3  # bump when what a key covers changes: every kept clean run is then run again (2: the specs; 3: by meaning)
 VERSIONED = ("torch", "numpy", "pytest", "triton")
 
 
@@ -46,6 +48,7 @@ class InputsNow:
                  index: gate_index.GateIndex, env: dict | None = None):
         self.root = Path(root).resolve()
         self._search = locate.child_search_path(str(self.root))
+        self._memo = memo_of(self.root)
         self._sha: dict[str, str | None] = {}
         self._target_sha: dict[str, str | None] = {}
         targets = sorted({t for it in index.items for t in it.get("targets", [])})
@@ -85,7 +88,7 @@ class InputsNow:
         """The file's name as the project sees it (no machine's path) and its sha256."""
         full = str(path)
         if full not in self._sha:
-            self._sha[full] = jsonio.sha256_file(full)
+            self._sha[full] = meaning_sha256(full, self._memo)
         name = os.path.relpath(full, self.root) if _inside(full, self.root) else _installed_name(full, self._search)
         return f"{name} {self._sha[full] or 'missing'}\n".encode()
 
@@ -98,7 +101,7 @@ class InputsNow:
     def _target(self, module: str) -> str | None:
         if module not in self._target_sha:
             source = self._source(module)
-            self._target_sha[module] = jsonio.sha256_file(source) if source else None
+            self._target_sha[module] = meaning_sha256(source, self._memo) if source else None
         return self._target_sha[module]
 
 

@@ -5,6 +5,10 @@ the edits before it. A `find` must occur exactly once (overlapping occurrences
 count): zero or several matches are a `PatchError` naming the perturbation, the
 file and the pattern, never a pass (evidence rule 3). A patch that leaves the
 source unchanged is an error too: it would perturb nothing.
+
+A patch carries what its original and its patched source mean (source_meaning.py): evidence is
+pinned to both, so a comment edit to the target keeps it current, and an edit that makes the
+same find/replace land elsewhere (in a comment, say) does not.
 """
 from __future__ import annotations
 
@@ -14,9 +18,10 @@ import io
 import tokenize
 from dataclasses import dataclass
 
+from fidelity.source_meaning import meaning_sha256_of
 from fidelity.targets.errors import PatchError
 
-__all__ = ["Patch", "PatchError", "apply_edits", "count_occurrences", "make_patch", "unified_diff"]
+__all__ = ["Patch", "PatchError", "apply_edits", "count_occurrences", "make_patch", "perturbed_key", "unified_diff"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +35,9 @@ class Patch:
     original: str
     patched: str
     diff: str
-    original_sha256: str  # of the file's bytes when the patch was computed
+    original_sha256: str  # of the file's bytes when the patch was computed (the run's watch compares bytes)
+    original_key: str     # what those bytes mean (source_meaning): evidence's target_source
+    patched_key: str      # what the patched source means: evidence's perturbed_source
 
 
 def count_occurrences(text: str, pattern: str) -> int:
@@ -80,16 +87,31 @@ def unified_diff(original: str, patched: str, file: str) -> str:
 def read_source(path: str) -> tuple[str, str]:
     """(text, sha256 of the bytes) of a Python source file: decoded as Python
     would (encoding cookie, BOM), with its line endings left as they are."""
+    raw, text, _ = _read(path)
+    return text, hashlib.sha256(raw).hexdigest()
+
+
+def _read(path: str) -> tuple[bytes, str, str]:
     with open(path, "rb") as f:
         raw = f.read()
     encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-    return raw.decode(encoding), hashlib.sha256(raw).hexdigest()
+    return raw, raw.decode(encoding), encoding
 
 
-def make_patch(perturbation_id: str, module: str, path: str, edits: list[dict], *, display_path: str | None = None) -> Patch:
-    """Read `path`, apply `edits` and return the Patch (the file is only read)."""
+def make_patch(perturbation_id: str, module: str, path: str, edits: list[dict], *, display_path: str | None = None,
+               memo=None) -> Patch:
+    """Read `path`, apply `edits` and return the Patch (the file is only read); `memo`: source_meaning's."""
     display = display_path or path
-    original, sha = read_source(path)
+    raw, original, encoding = _read(path)
     patched = apply_edits(original, edits, perturbation_id=perturbation_id, file=display)
     return Patch(perturbation_id, module, path, display, original, patched,
-                 unified_diff(original, patched, display), sha)
+                 unified_diff(original, patched, display), hashlib.sha256(raw).hexdigest(),
+                 meaning_sha256_of(raw, ".py", memo), meaning_sha256_of(patched.encode(encoding), ".py", memo))
+
+
+def perturbed_key(path: str, edits: list[dict], *, perturbation_id: str, memo=None) -> str:
+    """What the source at `path` means with `edits` applied now (Patch.patched_key); PatchError when
+    they no longer apply."""
+    _, original, encoding = _read(path)
+    patched = apply_edits(original, edits, perturbation_id=perturbation_id, file=path)
+    return meaning_sha256_of(patched.encode(encoding), ".py", memo)

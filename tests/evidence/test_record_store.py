@@ -79,17 +79,18 @@ def test_a_record_laid_out_by_another_writer_is_checked_by_its_content(tmp_path,
 
 
 def test_staleness_reads_each_file_once_per_judgement_and_sees_an_edit_in_the_next(tmp_path, monkeypatch):
-    from fidelity.evidence import jsonio, staleness
+    from fidelity.evidence import staleness
     from fidelity.evidence.record import record_hash
+    from fidelity.source_meaning import meaning_sha256
 
     gate_file = tmp_path / "tests" / "g.py"
     gate_file.parent.mkdir()
     gate_file.write_text("x = 1\n")
-    body = {**RECORD, "hashes": {"gate_file": jsonio.sha256_file(gate_file), "target_source": "0"}}
+    body = {**RECORD, "hashes": {"gate_file": meaning_sha256(gate_file), "target_source": "0"}}
     rec = EvidenceRecord.from_json({**body, "record_sha256": record_hash(body)})
     reads = []
-    real = jsonio.sha256_file
-    monkeypatch.setattr(jsonio, "sha256_file", lambda p: reads.append(str(p)) or real(p))
+    real = staleness.meaning_sha256
+    monkeypatch.setattr(staleness, "meaning_sha256", lambda p, memo=None: reads.append(str(p)) or real(p, memo))
     now = staleness.ProjectNow(tmp_path)
     seen = [staleness.staleness(rec, tmp_path, None, now) for _ in range(3)]
     assert seen[0] == seen[1] == seen[2] and not any("tests/g.py" in why for why in seen[0])

@@ -55,8 +55,30 @@ def test_editing_anything_the_instance_reads_changes_its_key(repo, edited):
     add = _item(ADD_1, ["toysubj.arith"])
     before = _keys(repo, add)
     with open(repo / edited, "a") as f:
-        f.write("\n# edited\n")
+        f.write("\nEDITED = 1\n" if edited.endswith(".py") else "\n# edited\n")
     assert _keys(repo, add) != before
+
+
+def _commented_and_redocumented(text: str) -> str:
+    """`text` with its module docstring rewritten (or one added) and comment lines above and below."""
+    if text.startswith('"""'):
+        text = text[text.index('"""', 3) + 3:]
+    return '"""A docstring, rewritten."""\n# a comment\n' + text + "\n\n# another\n"
+
+
+@pytest.mark.parametrize("edited", ["toysubj/arith.py", ARITH, "tests/conftest.py", "specs/toy.yaml"])
+def test_a_comment_or_docstring_edit_to_what_the_instance_reads_keeps_its_key(repo, edited):
+    """Keys by meaning (source_meaning.py): its kept runs still count."""
+    (repo / "specs").mkdir(exist_ok=True)
+    (repo / "specs" / "toy.yaml").write_text("equations: []\n", encoding="utf-8")
+    add = _item(ADD_1, ["toysubj.arith"])
+    before = _keys(repo, add)
+    path = repo / edited
+    if edited.endswith(".py"):
+        path.write_text(_commented_and_redocumented(path.read_text()))
+    else:
+        path.write_text("# a comment\n" + path.read_text(), encoding="utf-8")
+    assert _keys(repo, add) == before
 
 
 def test_editing_a_spec_changes_the_key(repo):
@@ -66,7 +88,7 @@ def test_editing_a_spec_changes_the_key(repo):
     (repo / "specs" / "toy.yaml").write_text("equations: []\n", encoding="utf-8")
     add = _item(ADD_1, ["toysubj.arith"])
     before = _keys(repo, add)
-    (repo / "specs" / "toy.yaml").write_text("equations: [] # edited\n", encoding="utf-8")
+    (repo / "specs" / "toy.yaml").write_text("equations: [1]\n", encoding="utf-8")
     assert _keys(repo, add) != before
 
 
@@ -74,7 +96,7 @@ def test_editing_another_instances_target_leaves_the_key_alone(repo):
     add, clock = _item(ADD_1, ["toysubj.arith"]), _item("tests/toygate_clock.py::test_clock_reads", ["toysubj.clock"])
     before = _keys(repo, add, clock)
     with open(repo / "toysubj" / "clock.py", "a") as f:
-        f.write("\n# edited\n")
+        f.write("\nEDITED = 1\n")
     after = _keys(repo, add, clock)
     assert after[0] == before[0] and after[1] != before[1]
 
@@ -87,7 +109,7 @@ def test_the_harness_in_the_key_is_the_fidelity_package_a_child_imports(repo):
     (repo / "fidelity").mkdir()
     (repo / "fidelity" / "__init__.py").write_text('"""the checkout\'s own copy"""\n')
     own = _keys(repo, add)
-    (repo / "fidelity" / "__init__.py").write_text('"""the checkout\'s own copy, edited"""\n')
+    (repo / "fidelity" / "__init__.py").write_text('"""the checkout\'s own copy, edited"""\nEDITED = 1\n')
     assert len({installed[0], own[0], _keys(repo, add)[0]}) == 3
 
 
@@ -166,7 +188,7 @@ def test_a_second_run_counts_the_kept_clean_runs_and_an_edited_target_runs_them_
     assert _records(repo) == records  # the same evidence, clean_runs counted up to CLEAN_RUNS
 
     with open(repo / "toysubj" / "arith.py", "a") as f:
-        f.write("\n# an edit that changes no behaviour still changes the key\n")
+        f.write("\nEDITED = 1  # no gate reads it, but the program changed: another key\n")
     third, _ = _run(repo, [P_ADD], [ARITH])
     assert third.ok, third.error
     assert len(third.baseline["runs"]) == clean_runs.CLEAN_RUNS and "kept" not in third.green_after

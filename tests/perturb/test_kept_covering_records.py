@@ -73,7 +73,7 @@ def test_covering_gates_with_current_records_are_not_run_again_and_their_records
 
 def test_editing_a_covering_gates_file_runs_that_gate_again(repo):
     with open(repo / SPLIT, "a") as f:
-        f.write("\n# edited\n")
+        f.write("\nEDITED = 1\n")
     _, p_add = _again(repo)
     assert p_add.gates == [GATE_ADD, GATE_FOUR]
     assert {o.gate for o in p_add.outcomes if o.kept} == {GATE_SCALE, GATE_NEG}
@@ -81,7 +81,7 @@ def test_editing_a_covering_gates_file_runs_that_gate_again(repo):
 
 def test_editing_the_target_runs_every_gate_again(repo):
     with open(repo / "toysubj" / "arith.py", "a") as f:
-        f.write("\n# edited\n")
+        f.write("\nEDITED = 1\n")
     _, p_add = _again(repo)
     assert set(p_add.gates) == COVERING | {GATE_ADD} and not any(o.kept for o in p_add.outcomes)
 

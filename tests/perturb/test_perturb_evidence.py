@@ -10,6 +10,7 @@ from fidelity.evidence import jsonio, store, verdict
 from fidelity.evidence.paths import evidence_root, record_file
 from fidelity.evidence.record import SCHEMA, EvidenceRecord
 from fidelity.evidence.staleness import is_current, staleness
+from fidelity.source_meaning import meaning_sha256, meaning_sha256_of
 
 from .conftest import GATE_ADD, GATE_NEG, GATE_SCALE, toy_perturbations
 
@@ -41,12 +42,14 @@ def test_one_file_per_perturbation_with_a_record_per_gate_valid_deterministic_js
     assert rec["outcome"] == "red_by_assertion" and rec["green_after"] is True and rec["listed"] is True
     assert rec["reading"] == 1 / 1.5
     assert rec["predicted"] == {"reading": 0.625, "note": "a deliberately different prediction"}
-    assert set(rec["hashes"]) == {"gate_file", "target_source", "fixtures", "helpers"}
+    assert set(rec["hashes"]) == {"gate_file", "target_source", "perturbed_source", "fixtures", "helpers"}
     # its conftest and the gate library module it imports, by path and by module name (gate_helpers.py)
     assert {"tests/conftest.py", "fidelity.gates.readings"} <= set(rec["hashes"]["helpers"])
-    assert rec["hashes"]["helpers"]["tests/conftest.py"] == jsonio.sha256_file(main_run.repo / "tests" / "conftest.py")
+    assert rec["hashes"]["helpers"]["tests/conftest.py"] == meaning_sha256(main_run.repo / "tests" / "conftest.py")
     assert list(rec["hashes"]["fixtures"]) == ["fixtures/add_case.json"]
-    assert rec["hashes"]["target_source"] == jsonio.sha256_file(main_run.repo / "toysubj" / "arith.py")
+    assert rec["hashes"]["target_source"] == meaning_sha256(main_run.repo / "toysubj" / "arith.py")
+    patched = (main_run.repo / "toysubj" / "arith.py").read_bytes().replace(b"return a + b", b"return a - b")
+    assert rec["hashes"]["perturbed_source"] == meaning_sha256_of(patched, ".py")
     assert [i["nodeid"] for i in rec["instances"]] == [f"{GATE_ADD}[1.0]", f"{GATE_ADD}[2.0]"]
     assert {"python", "torch", "pytest"} <= set(rec["versions"]) and rec["recorded_at"].endswith("Z")
     assert "+    return a - b" in rec["diff"]
@@ -88,7 +91,7 @@ def test_acceptance(main_run):
 def test_changed_gate_file_makes_evidence_stale(main_run, tmp_path):
     repo = _copy(main_run, tmp_path)
     gate_file = repo / "tests" / "toygate_arith.py"
-    gate_file.write_text(gate_file.read_text() + "\n# edited\n")
+    gate_file.write_text(gate_file.read_text() + "\nEDITED = 1\n")
     acc = _acceptance(repo)
     assert acc[GATE_ADD].accepted is False and acc[GATE_ADD].by == acc[GATE_ADD].not_red == []
     assert any("gate file tests/toygate_arith.py changed" in r for j in acc[GATE_ADD].stale for r in j.stale_reasons)
@@ -97,7 +100,7 @@ def test_changed_gate_file_makes_evidence_stale(main_run, tmp_path):
 def test_a_changed_conftest_makes_the_evidence_of_the_gates_below_it_stale(main_run, tmp_path):
     repo = _copy(main_run, tmp_path)
     conftest = repo / "tests" / "conftest.py"
-    conftest.write_text(conftest.read_text() + "\n# edited\n")
+    conftest.write_text(conftest.read_text() + "\nEDITED = 1\n")
     recs = store.load_all(evidence_root(repo / "reports"))
     assert recs and all("gate helper tests/conftest.py changed" in staleness(r, repo) for r in recs)
     assert _acceptance(repo)[GATE_ADD].accepted is False
@@ -106,7 +109,7 @@ def test_a_changed_conftest_makes_the_evidence_of_the_gates_below_it_stale(main_
 def test_changed_target_makes_evidence_stale(main_run, tmp_path):
     repo = _copy(main_run, tmp_path)
     target = repo / "toysubj" / "arith.py"
-    target.write_text(target.read_text() + "\n# edited\n")
+    target.write_text(target.read_text() + "\nEDITED = 1\n")
     for rec in store.load_all(evidence_root(repo / "reports")):
         assert not is_current(rec, repo)
         assert "target source toysubj.arith changed" in staleness(rec, repo)

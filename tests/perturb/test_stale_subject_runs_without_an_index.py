@@ -47,7 +47,7 @@ def test_current_records_of_a_subjects_perturbation_need_no_gate_index(repo):
 
 def test_a_stale_record_goes_through_the_index_and_runs(repo):
     with open(repo / ARITH, "a") as f:
-        f.write("\n# edited\n")
+        f.write("\nEDITED = 1\n")
     result, events = _stale(repo, P_ADD)
     assert "collect" in events and result.ok and result.perturbations[0].status == "ran"
 

@@ -23,7 +23,6 @@ writes one), one mutant per outcome and two blind spots:
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import textwrap
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from fidelity.discover import records as discovery_records
 from fidelity.evidence import store
 from fidelity.evidence.paths import evidence_root
 from fidelity.evidence.record import SCHEMA, edits_sha256
+from fidelity.source_meaning import meaning_sha256, meaning_sha256_of
 from fidelity.evidence.record import CLEAN_RUNS
 from fidelity.evidence.staleness import ProjectNow
 from fidelity.targets.patching import apply_edits, unified_diff
@@ -206,7 +206,8 @@ FIXTURE = {
 
 
 def sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """The key a run records for `path` (fidelity.source_meaning)."""
+    return meaning_sha256(path)
 
 
 @dataclass
@@ -248,6 +249,7 @@ class Toy:
                            "skip_reason": None, "readings": readings or {}}],
             "green_after": green_after, "clean_runs": CLEAN_RUNS, "patch_served": 1,
             "hashes": {"gate_file": sha(gate_file), "target_source": sha(self.module),
+                       "perturbed_source": meaning_sha256_of(patched.encode("utf-8"), ".py"),
                        "fixtures": {str(fx): sha(fx)} if fixtures else {},
                        "helpers": ProjectNow(self.root).helper_sha256(str(gate_file))},  # as they are now
             "versions": {"python": "3.11.7", "torch": "2.13.0+cpu", "pytest": "8", "fidelity": "0.1.0",

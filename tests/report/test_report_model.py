@@ -70,7 +70,7 @@ def test_the_check_says_in_words_why_a_gate_is_not_accepted(toy):
     assert why_not_accepted(gates[G_INC]) == ("never red by its own assertion with green after 10 clean runs in its "
                                               "current evidence (P2: survived, P5: red for another reason)")
     module = toy.root / "toyledger_subj" / "arith.py"
-    module.write_text(module.read_text() + "\n# an edit: every record of the module goes stale\n")
+    module.write_text(module.read_text() + "\nEDITED = 1  # an edit: every record of the module goes stale\n")
     gates, _ = gate_acceptance(toy.catalogue(), toy.reports, toy.root)
     assert why_not_accepted(gates[G_INC]) == ("only stale evidence: P2: target source toyledger_subj.arith changed; "
                                       "P5: target source toyledger_subj.arith changed")

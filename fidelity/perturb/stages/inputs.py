@@ -7,6 +7,7 @@ from typing import Iterable
 from fidelity.evidence import jsonio, paths
 from fidelity.perturb.errors import InvalidPerturbation
 from fidelity.perturb.stages.settings import Settings
+from fidelity.source_meaning import memo_of
 from fidelity.targets import locate, patching
 from fidelity.targets.errors import TargetNotFound
 
@@ -17,7 +18,8 @@ def read_inputs(perturbations: Iterable[dict], s: Settings) -> tuple[list[dict],
     perts = [validate(p) for p in perturbations]
     _refuse_colliding_ids(perts)
     search = locate.child_search_path(str(s.root), s.pythonpath)
-    return perts, {p["id"]: _patch(p, search) for p in perts}
+    memo = memo_of(s.root)
+    return perts, {p["id"]: _patch(p, search, memo) for p in perts}
 
 
 def validate(p: dict) -> dict:
@@ -91,13 +93,13 @@ def _refuse_colliding_ids(perts: list[dict]) -> None:
         seen[key] = p["id"]
 
 
-def _patch(p: dict, search) -> patching.Patch:
+def _patch(p: dict, search, memo) -> patching.Patch:
     try:
         path = locate.find_source(p["target"], search)
     except TargetNotFound as e:
         raise TargetNotFound(f"{display_name(p)}: {e}") from None
     return patching.make_patch(p["id"], p["target"], path, p["edits"],
-                               display_path=locate.module_path(p["target"], path))
+                               display_path=locate.module_path(p["target"], path), memo=memo)
 
 
 def display_name(p: dict) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 from fidelity.evidence import jsonio, paths, record, store
 from fidelity.perturb.result import GateResult, PerturbationResult
 from fidelity.perturb.stages.state import Run
+from fidelity.source_meaning import meaning_sha256, memo_of
 
 
 def write_when_known(r: Run, p: dict) -> None:
@@ -63,7 +64,7 @@ def _write_records(r: Run, p: dict, vers: dict, now: str) -> None:
             continue
         # counted up to CLEAN_RUNS: a record that says "enough" does not change with every run
         runs = min(r.result.baseline["clean_runs_of"].get(o.gate, 0), record.CLEAN_RUNS)
-        fresh.append(_record(p, pr, patch, o, root, r.watch.hashes_before, vers, now, runs,
+        fresh.append(_record(p, pr, patch, o, root, r.watch.keys_before, vers, now, runs,
                              r.watch.helpers.of(o.gate_file)))
     path = store.write_records(records_root, p["id"], fresh, keep=kept)
     if fresh:
@@ -71,11 +72,11 @@ def _write_records(r: Run, p: dict, vers: dict, now: str) -> None:
     r.records_written += len(fresh)
 
 
-def _record(p, pr: PerturbationResult, patch, o: GateResult, root: Path, hashes_before, vers, now,
+def _record(p, pr: PerturbationResult, patch, o: GateResult, root: Path, keys_before, vers, now,
             runs: int, helpers: dict[str, Path]) -> dict:
-    def sha(path: str | Path) -> str | None:
+    def key(path: str | Path) -> str | None:  # what the file meant when the run began (source_meaning)
         full = str(paths.resolve(str(path), root))
-        return hashes_before.get(full) or jsonio.sha256_file(full)
+        return keys_before.get(full) or meaning_sha256(full, memo_of(root))
 
     pred = None
     if o.predicted is not None:
@@ -103,10 +104,11 @@ def _record(p, pr: PerturbationResult, patch, o: GateResult, root: Path, hashes_
         "clean_runs": runs,  # unpatched runs of its instances, all green with identical readings (clean_runs.py)
         "patch_served": (pr.child or {}).get("patch_served"),
         "hashes": {
-            "gate_file": sha(o.gate_file),
-            "target_source": patch.original_sha256,
-            "fixtures": {fx: sha(fx) for fx in o.fixtures_read},
-            "helpers": {name: sha(path) for name, path in helpers.items()},
+            "gate_file": key(o.gate_file),
+            "target_source": patch.original_key,
+            "perturbed_source": patch.patched_key,
+            "fixtures": {fx: key(fx) for fx in o.fixtures_read},
+            "helpers": {name: key(path) for name, path in helpers.items()},
         },
         "versions": vers,
         "recorded_at": now,

@@ -7,17 +7,28 @@ from pathlib import Path
 from fidelity.evidence import jsonio, paths
 from fidelity.evidence.gate_helpers import GateHelpers
 from fidelity.perturb.stages.state import Run
+from fidelity.source_meaning import meaning_sha256_of, memo_of
 from fidelity.targets import locate
 
 
 def hash_watched_files(r: Run) -> None:
-    """Sets r.watch.files and r.watch.hashes_before (step 7 compares them after green after)."""
+    """Sets r.watch.files, r.watch.hashes_before (step 7 compares them after green after) and
+    r.watch.keys_before (what the same bytes mean: the keys evidence records carry)."""
     r.watch.helpers = GateHelpers(r.s.root, locate.child_search_path(str(r.s.root)))
     r.watch.files = _watched_files(r.patches, r.selection.todo, r.selection.index, r.clean.selected, r.s.root,
                                    r.s.fixtures, r.watch.helpers)
-    r.watch.hashes_before = {f: jsonio.sha256_file(f) for f in r.watch.files}
+    memo = memo_of(r.s.root)
+    for f in r.watch.files:
+        try:
+            data = Path(f).read_bytes()
+        except OSError:
+            r.watch.hashes_before[f] = r.watch.keys_before[f] = None
+            continue
+        r.watch.hashes_before[f] = jsonio.sha256_bytes(data)
+        r.watch.keys_before[f] = meaning_sha256_of(data, Path(f).suffix, memo)
     for p in r.selection.todo:  # the text each patch was computed on is the "before" of its target
-        r.watch.hashes_before[r.patches[p["id"]].path] = r.patches[p["id"]].original_sha256
+        patch = r.patches[p["id"]]
+        r.watch.hashes_before[patch.path], r.watch.keys_before[patch.path] = patch.original_sha256, patch.original_key
 
 
 def _watched_files(patches, todo, index, selected, root: Path, fixtures: Path, helpers: GateHelpers) -> list[str]:

@@ -46,7 +46,8 @@ class Watched:
     """The files hashed before the baseline and after green after (sources.py)."""
     files: list[str] = field(default_factory=list)
     helpers: GateHelpers | None = None                    # each gate file's helpers (evidence.gate_helpers)
-    hashes_before: dict[str, str | None] = field(default_factory=dict)
+    hashes_before: dict[str, str | None] = field(default_factory=dict)  # sha256 of the bytes: did anything move
+    keys_before: dict[str, str | None] = field(default_factory=dict)    # what those bytes mean: evidence's keys
 
 
 @dataclass
