@@ -29,7 +29,9 @@ class OldLayout(Exception):
 
 
 def _evidence_option(root: Path) -> str:
-    return "" if root.name == paths.EVIDENCE_DIR else f" --evidence {root}"
+    """What the command needs to find `root`: nothing for a project's reports/evidence, else the folder
+    (a catalogue's, or one given with --evidence)."""
+    return "" if (root.name, root.parent.name) == (paths.EVIDENCE_DIR, "reports") else f" --evidence {root}"
 
 
 def folders(root: str | os.PathLike) -> list[Path]:

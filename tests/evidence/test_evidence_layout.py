@@ -115,3 +115,13 @@ def test_the_converter_leaves_a_bad_file_in_place_and_names_it(tmp_path):
     assert (converted, files) == (1, 1) and [f for f, _, _ in left] == [victim] and victim.exists()
     with pytest.raises(old_layout.OldLayout):
         store.load_all(tmp_path)
+
+
+def test_the_command_named_finds_the_folder_it_names(tmp_path):
+    for root, option in ((tmp_path / "reports" / "evidence", ""),
+                         (tmp_path / "reports" / "catalogues" / "mine" / "evidence",
+                          f" --evidence {tmp_path / 'reports' / 'catalogues' / 'mine' / 'evidence'}")):
+        _old_layout(root, [_rec("P1", A)])
+        with pytest.raises(old_layout.OldLayout) as refused:
+            store.load_all(root)
+        assert f"`fidelity perturb --convert-evidence{option}` (the same records" in str(refused.value)
