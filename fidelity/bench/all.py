@@ -9,8 +9,9 @@ wall clock and the peak memory of its process tree):
   check            fidelity check               peer: fidelity check --jobs 1 (the gate suite serially)
   fixtures verify  fidelity fixtures --verify   floor (it imports no torch)
   report           fidelity report --no-gates --out TMP
-  check --changed  fidelity check --changed     in a copy of the project, after a plain check there and
-                                                an edit of one implementation line (CHANGED_FILE)
+  edits            in a copy of the committed project, after a plain check there (edit_cost_bench.py):
+                   perturb --stale, then check --changed, after a comment-only edit of one implementation
+                   file; check --changed after one line of code added to it
   perturb P1..P5   fidelity perturb P1..P5      from nothing; peer: the naive runner (the whole gate
                                                 suite per perturbation, one after another: perturb_bench.py)
   perturb P1..P5, kept   the same command again, with the clean runs the first one kept
@@ -27,16 +28,14 @@ only; a target missed is printed as MISSED, never hidden.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
-import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 from fidelity import project, textable
-from fidelity.bench import fixtures_bench, perturb_bench, timed_command
+from fidelity.bench import edit_cost_bench, fixtures_bench, perturb_bench, timed_command
 from fidelity.evidence import jsonio
 from fidelity.evidence.record import utc_now, versions
 from fidelity.report import performance
@@ -48,7 +47,6 @@ FIDELITY = [PY, "-m", "fidelity"]
 TARGETS = {"check": (None, 10.0), "check_changed": (None, 4.0), "fixtures_verify": (1.5, 1.0),
            "report_no_gates": (10.0, None), "perturb_p1_p5": (30.0, None), "perturb_p1_p5_kept": (None, 3.0),
            "perturb_all": (600.0, None)}
-CHANGED_FILE = "fidelity/impl/torch/hyper_connections.py"  # its instances: HC's gates and the loop model's
 TARGET_CHECK_MIB = 500.0
 TARGET_RUNNER_VS_NAIVE = 30.0
 
@@ -87,8 +85,8 @@ def measure(repeat: int, perturb_all: bool, naive_limit: int, say=print) -> dict
                            peak_process_mib=check.peak_process_mib, peak_tree_mib=check.peak_tree_mib,
                            target_peak_mib=TARGET_CHECK_MIB,
                            met_peak=None if check.peak_process_mib is None else check.peak_process_mib <= TARGET_CHECK_MIB))
-    say("check --changed after editing one implementation line, in a copy of the project ...")
-    figures.append(_check_changed(floor, root))
+    say("a comment edit and a one-line code edit, in a copy of the project ...")
+    figures += _edit_figures(floor, root, say)
     say("fixtures --verify ...")
     fx = fixtures_bench.measure(repeat)
     figures.append(_figure("fixtures_verify", fx["verify_s"], floor, "fidelity fixtures --verify"))
@@ -106,30 +104,25 @@ def measure(repeat: int, perturb_all: bool, naive_limit: int, say=print) -> dict
             "versions": versions()}
 
 
-def _check_changed(floor: float, root: Path) -> dict:
-    """`check --changed` in a copy of the project (this one's files are never edited): a plain check
-    there keeps its gate run, one line of CHANGED_FILE is edited, then --changed is timed."""
-    env = {k: v for k, v in os.environ.items() if k not in (project.ROOT_ENV, "FIDELITY_CACHE_DIR")}
-    with tempfile.TemporaryDirectory(prefix="fidelity-bench-changed-") as tmp:
-        copy = Path(tmp) / root.name
-        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".git", ".venv*", "build", "*.egg-info", "__pycache__",
-                                                                  ".fidelity-cache"))
-        full = timed_command.run([*FIDELITY, "check"], cwd=copy, env=env)
-        edited = copy / CHANGED_FILE
-        lines = edited.read_text(encoding="utf-8").splitlines(keepends=True)
-        at = next(i for i, line in enumerate(lines) if line.startswith("class "))
-        lines[at] = lines[at].rstrip("\n") + "  # one line edited (fidelity.bench.all)\n"
-        edited.write_text("".join(lines), encoding="utf-8")
-        with tempfile.NamedTemporaryFile(suffix=".json") as report:
-            changed = timed_command.run([*FIDELITY, "check", "--changed", "--json-file", report.name], cwd=copy, env=env)
-            gates = next(st for st in json.loads(Path(report.name).read_text())["stages"] if st["stage"] == "gates")
-    if changed.returncode not in (0, 1) or full.returncode not in (0, 1):
-        raise SystemExit(f"check in the copy exited {full.returncode}, --changed {changed.returncode}:\n"
-                         f"{changed.output_tail}")
-    return _figure("check_changed", changed.wall_s, floor, f"fidelity check --changed (one line of {CHANGED_FILE} "
-                   f"edited: {gates['instances_run']} of {gates['instances_run'] + gates['instances_kept']} instances run)",
-                   {"name": "plain check of the same copy", "command": "fidelity check", "seconds": full.wall_s},
-                   instances_run=gates["instances_run"], instances_kept=gates["instances_kept"])
+def _edit_figures(floor: float, root: Path, say) -> list[dict]:
+    """What a comment-only edit and a one-line code edit of one implementation file cost (edit_cost_bench.py)."""
+    m = edit_cost_bench.measure(root, say, floor)
+    where, stale = edit_cost_bench.EDITED_FILE, m["comment_perturb_stale"]
+    comment, code = m["comment_check_changed"], m["code_check_changed"]
+    plain = {"name": "plain check of the same copy", "command": "fidelity check", "seconds": m["check"]["wall_s"]}
+
+    def run_of(step: dict) -> str:
+        n = step["counts"]
+        return f"{n['instances_run']} of {n['instances_run'] + n['instances_kept']} instances run"
+
+    return [_figure("perturb_stale_comment", stale["wall_s"], floor,
+                    f"fidelity perturb --stale after a comment-only edit of {where}: {stale['counts']['rerun']} of "
+                    f"{stale['counts']['perturbations']} re-run, {stale['counts']['reports_files_rewritten']} files "
+                    f"under reports/ rewritten", **stale["counts"]),
+            _figure("check_changed_comment", comment["wall_s"], floor,
+                    f"fidelity check --changed after the same comment edit: {run_of(comment)}", plain, **comment["counts"]),
+            _figure("check_changed", code["wall_s"], floor,
+                    f"fidelity check --changed after one line of code in {where}: {run_of(code)}", plain, **code["counts"])]
 
 
 def _load_average() -> list[float] | None:
