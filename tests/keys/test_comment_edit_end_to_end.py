@@ -1,0 +1,55 @@
+"""A comment-only edit costs nothing (issue 54 point 1), as a user runs it: in the `fidelity init` project after
+`perturb --all` and `check`, comments and rewritten docstrings in the mechanism's source, its gate files and its
+spec leave `perturb --stale` nothing to run and no file to rewrite, and `check --changed` reads every gate
+instance back. A one-line code edit in the same place re-runs what it must (test_check_changed.py and
+tests/perturb/test_evidence_keys_by_meaning.py hold that side)."""
+from __future__ import annotations
+
+import json
+
+from toy_project import fidelity
+
+
+def _tree(folder) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _commented(text: str) -> str:
+    """`text` (Python) with its module docstring rewritten, and comment and blank lines added."""
+    assert text.startswith('"""')
+    body = text[text.index('"""', 3) + 3:]
+    return '"""The docstring, rewritten since the run."""\n# a comment\n' + body.replace("\n\n\n", "\n\n\n# a note\n\n") + "\n# end\n"
+
+
+def _comment_everything(root) -> list[str]:
+    edited = [root / "mypaper" / "softmax.py", *sorted((root / "tests" / "gates").glob("test_*.py"))]
+    for path in edited:
+        path.write_text(_commented(path.read_text(encoding="utf-8")), encoding="utf-8")
+    spec = next((root / "specs").glob("*.yaml"))
+    spec.write_text("# a comment on the spec\n" + spec.read_text(encoding="utf-8"), encoding="utf-8")
+    return [p.relative_to(root).as_posix() for p in [*edited, spec]]
+
+
+def test_after_a_comment_only_edit_perturb_stale_runs_nothing_and_rewrites_no_file(perturbed_init_project, tmp_path):
+    root = perturbed_init_project.copy(tmp_path / "mypaper")
+    before = _tree(root / "reports")
+    assert len(_comment_everything(root)) >= 4
+    done = fidelity("perturb", "--stale", "--json", cwd=root)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert len(report["perturbations"]) == 7 and report["evidence"] == []
+    assert {p["status"] for p in report["perturbations"]} == {"current"}, done.stdout[-2000:]
+    assert _tree(root / "reports") == before
+
+
+def test_after_a_comment_only_edit_check_changed_reads_every_instance_back(perturbed_init_project, tmp_path):
+    root = perturbed_init_project.copy(tmp_path / "mypaper")
+    first = json.loads(fidelity("check", "--json", cwd=root).stdout)
+    _comment_everything(root)
+    done = fidelity("check", "--changed", "--json", cwd=root)
+    report = json.loads(done.stdout)
+    gates = next(s for s in report["stages"] if s["stage"] == "gates")
+    first_gates = next(s for s in first["stages"] if s["stage"] == "gates")
+    assert (gates["instances_run"], gates["instances_kept"]) == (0, first_gates["instances_run"])
+    assert done.returncode == 0 and report["ok"] is first["ok"] is True, done.stdout[-3000:]
+    assert report["gates"] == first["gates"]
