@@ -120,9 +120,16 @@ def _check_changed(copy: Path, env: dict) -> Step:
     with tempfile.NamedTemporaryFile(suffix=".json") as report:
         wall, proc = _timed([*FIDELITY, "check", "--changed", "--json-file", report.name], copy, env)
         _ran("fidelity check --changed", proc)
-        gates = next(st for st in json.loads(Path(report.name).read_text())["stages"] if st["stage"] == "gates")
+        stages = json.loads(Path(report.name).read_text())["stages"]
+    gates = next(st for st in stages if st["stage"] == "gates")
     return Step("fidelity check --changed --json-file FILE", wall, proc.returncode,
-                {"instances_run": gates["instances_run"], "instances_kept": gates["instances_kept"]})
+                {"instances_run": gates["instances_run"], "instances_kept": gates["instances_kept"],
+                 "red_stages": red_stages(stages)})
+
+
+def red_stages(stages: list[dict]) -> list[str]:
+    """The stages of a check's JSON that are not ok: why it exited 1 (an edit of code stales its evidence)."""
+    return [st["stage"] for st in stages if not st["ok"]]
 
 
 def _perturb_stale(copy: Path, env: dict) -> Step:

@@ -82,7 +82,7 @@ def _step(wall_s, **counts):
 def test_bench_all_holds_the_code_edit_to_four_times_the_floor_and_says_each_edits_counts(monkeypatch):
     from fidelity.bench import all as bench_all
 
-    measured = {"floor_s": 1.0, "check": _step(90.0), "load_average_before": "n/a",
+    measured = {"floor_s": 1.0, "check": _step(90.0), "load_average_before": "n/a",  # as measure gives them
                 "comment_perturb_stale": _step(3.0, perturbations=221, rerun=0, reports_files_rewritten=0),
                 "comment_check_changed": _step(4.0, instances_run=0, instances_kept=3274),
                 "code_check_changed": _step(17.0, instances_run=880, instances_kept=2394)}
@@ -93,3 +93,8 @@ def test_bench_all_holds_the_code_edit_to_four_times_the_floor_and_says_each_edi
     assert "0 of 3274 instances run" in comment["command"] and "880 of 3274 instances run" in code["command"]
     assert (code["ratio_to_floor"], code["target_ratio_to_floor"], code["met_ratio_to_floor"]) == (13.6, 4.0, False)
     assert comment["target_ratio_to_floor"] is None and code["peer"]["seconds"] == 90.0
+
+
+def test_red_stages_are_the_stages_not_ok():
+    stages = [{"stage": "specs", "ok": True}, {"stage": "gates", "ok": True}, {"stage": "evidence", "ok": False}]
+    assert bench.red_stages(stages) == ["evidence"]
