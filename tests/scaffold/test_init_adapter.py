@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import tomllib
-from concurrent.futures import ThreadPoolExecutor
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -68,16 +67,20 @@ def test_the_module_and_stack_adapters_build_and_run_and_lacks_refuses_the_gain(
         subjects["MODULE"].mechanisms["mhc_residual"](4, 8, layout="sliced")
 
 
-def _check(written: Path, obj: str) -> dict:
+def _check(written: Path, objects: tuple[str, ...]) -> dict[str, dict]:
+    """object -> its conformance, from one `check --subject A --subject B` (each judged on its own instances, as
+    alone; one interpreter and collection instead of one per object)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(written), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-    done = fidelity("check", "--subject", f"fidelity_subject:{obj}", "--json", "--jobs", "1", cwd=REPO, env=env)
+    subjects = [word for obj in objects for word in ("--subject", f"fidelity_subject:{obj}")]
+    done = fidelity("check", *subjects, "--json", "--jobs", "1", cwd=REPO, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout)["conformance"]
+    each = [entry["conformance"] for entry in json.loads(done.stdout)["subjects"]]
+    assert [c["reference"] for c in each] == [f"fidelity_subject:{obj}" for obj in objects]
+    return dict(zip(objects, each, strict=True))
 
 
 def test_the_function_and_forward_only_adapters_pass_every_sinkhorn_gate(written):
-    with ThreadPoolExecutor(2) as pool:
-        runs = dict(zip(("FUNCTION", "FORWARD_ONLY"), pool.map(lambda o: _check(written, o), ("FUNCTION", "FORWARD_ONLY"))))
+    runs = _check(written, ("FUNCTION", "FORWARD_ONLY"))
     for obj, conformance in runs.items():
         verdicts = {e["equation"]: e["verdict"] for e in conformance["equations"]}
         assert "mhc.eq9" in verdicts and set(verdicts.values()) == {"passed"}, (obj, verdicts)
