@@ -53,18 +53,19 @@ def check_subjects(refs: tuple[str, ...], *options: str, gate_files: tuple[str, 
     return reports
 
 
-def reports_of(adapter: str, objects: tuple[str, ...], gate_files: dict[str, tuple[str, ...]] | None = None
-               ) -> dict[str, dict]:
+def reports_of(adapter: str, objects: tuple[str, ...], gate_files: dict[str, tuple[str, ...]] | None = None,
+               *, apart: bool = False) -> dict[str, dict]:
     """object -> its --json report. The objects restricted to the same gate files (`gate_files`: object -> the
     gate files its run is restricted to; an object not named runs its whole suite) share one check run, several
     `--subject`s (each child's fixed cost, an interpreter with torch and a collection, about 6 s of CPU, is
-    paid once); the runs of different restrictions go side by side."""
+    paid once); the runs of different restrictions go side by side. `apart`: a run per object, side by side
+    (where the gate work of each is large, one run would put it end to end in one process)."""
     files = gate_files or {}
-    groups: dict[tuple[str, ...], list[str]] = {}
+    groups: dict[tuple, list[str]] = {}  # (the gate files, the object where it runs apart) -> the objects of one run
     for o in objects:
-        groups.setdefault(tuple(files.get(o, ())), []).append(o)
+        groups.setdefault((tuple(files.get(o, ())), o if apart else None), []).append(o)
     with ThreadPoolExecutor(len(groups)) as pool:
-        runs = pool.map(lambda group: check_subjects(tuple(f"{adapter}:{o}" for o in group[1]), gate_files=group[0]),
+        runs = pool.map(lambda group: check_subjects(tuple(f"{adapter}:{o}" for o in group[1]), gate_files=group[0][0]),
                         groups.items())
         by_ref = {ref: report for run in runs for ref, report in run.items()}
     return {o: by_ref[f"{adapter}:{o}"] for o in objects}

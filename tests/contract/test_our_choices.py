@@ -4,7 +4,7 @@ the item, its tier, our value and the package's, and counts no finding; `--stric
 paper does state stays a finding, and so does any difference for our own reference, which is held to our
 choices. The ledger's third-party section and subject matrix say the same.
 
-One run per package (choice_adapter.py): OTHER_EPS defaults to eps = 2**-23 (ours, attnres.eps, is tier c),
+One run of both packages (choice_adapter.py): OTHER_EPS defaults to eps = 2**-23 (ours, attnres.eps, is tier c),
 OTHER_CONVENTION to the l2 score (not the paper's Eq. 2)."""
 from __future__ import annotations
 
@@ -20,19 +20,17 @@ from fidelity.report.ledger.third_party import third_party as third_party_confor
 from fidelity.report.sections import third_party
 from fidelity.spec.loader import load_catalogue
 
-from subject_check import REPO, check_subject
+from subject_check import REPO, check_subjects
 
 DEFAULT_EPS_GATE = "tests/gates/test_attnres_default_eps.py::test_depth_attention_without_eps_is_the_oracle_at_the_default_eps"
 
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, dict]:
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(2) as pool:
-        eps = pool.submit(check_subject, "choice_adapter:OTHER_EPS", "--strict")
-        convention = pool.submit(check_subject, "choice_adapter:OTHER_CONVENTION")
-        return {"eps": eps.result(), "convention": convention.result()}
+    """One --strict run of both (OTHER_CONVENTION's finding makes it exit 1; each subject's `ok` is its own)."""
+    reports = check_subjects(("choice_adapter:OTHER_EPS", "choice_adapter:OTHER_CONVENTION"), "--strict")
+    assert reports["choice_adapter:OTHER_CONVENTION"]["ok"] is False  # --strict held it: its finding fails it
+    return {"eps": reports["choice_adapter:OTHER_EPS"], "convention": reports["choice_adapter:OTHER_CONVENTION"]}
 
 
 @pytest.fixture(scope="module")
