@@ -108,9 +108,22 @@ def check(files: dict[str, str], out_dir: Path, diff_lines: int = 40) -> list[tu
         on_disk = path.read_text(encoding="utf-8")
         if on_disk == files[name]:
             continue
-        diff = list(difflib.unified_diff(on_disk.splitlines(), files[name].splitlines(),
-                                         fromfile=f"{name} (on disk)", tofile=f"{name} (generated now)", lineterm=""))
-        more = [f"... {len(diff) - diff_lines} more diff lines"] if len(diff) > diff_lines else []
-        shown = diff[:diff_lines] + more
-        problems.append((path, "\n".join(shown)))
+        problems.append((path, _first_difference(on_disk.splitlines(), files[name].splitlines(), name, diff_lines)))
     return problems
+
+
+def _first_difference(old: list[str], new: list[str], name: str, diff_lines: int) -> str:
+    """Where `old` (on disk) and `new` (generated now) first differ, as a unified diff of a window there.
+    Only the window is diffed: difflib over a whole stale ledger.json (megabytes, thousands of changed
+    lines) ran for over half an hour before printing its first 40 lines."""
+    start = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+    end = 0  # lines both end with, after the first difference
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    changed_old, changed_new = len(old) - end - start, len(new) - end - start
+    window = slice(max(0, start - 3), start + diff_lines)
+    diff = list(difflib.unified_diff(old[window], new[window], fromfile=f"{name} (on disk)",
+                                     tofile=f"{name} (generated now)", lineterm=""))
+    head = (f"first difference at line {start + 1}; from there {changed_old} lines on disk and {changed_new} "
+            f"generated now differ (hunk line numbers below count from line {window.start + 1})")
+    return "\n".join([head, *diff[:diff_lines]])

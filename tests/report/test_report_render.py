@@ -309,3 +309,20 @@ def test_a_zero_separation_is_drawn_as_zero_and_left_out_ones_are_named(toy):
     ledger["separations"].append({**ledger["separations"][0], "separation": None, "gate": G_DOUBLE, "readers": []})
     text = markdown.render(document.build(ledger))
     assert "Not in the separation plot: 1 predictions" in text and "`test_toy.py::test_double`" in text
+
+
+def test_a_stale_ledger_is_named_by_its_first_difference_and_a_window_of_diff(tmp_path):
+    """report --check diffs only a window at the first difference: difflib over a whole stale ledger.json
+    (megabytes, thousands of changed lines) ran for over half an hour before printing 40 lines."""
+    from fidelity.report import outputs
+
+    generated = "\n".join(f'  "path": "reports/evidence/P{i}.json",' for i in range(5000))
+    (tmp_path / "LEDGER.md").write_text(generated.replace("P7.json", "P7/old.json").replace("P9.json", "P9/old.json"),
+                                        encoding="utf-8")
+    [(path, said)] = outputs.check({"LEDGER.md": generated}, tmp_path, diff_lines=10)
+    first = said.splitlines()[0]
+    assert path == tmp_path / "LEDGER.md"
+    assert first == ("first difference at line 8; from there 3 lines on disk and 3 generated now differ "
+                     "(hunk line numbers below count from line 5)")
+    assert '-  "path": "reports/evidence/P7/old.json",' in said and '+  "path": "reports/evidence/P7.json",' in said
+    assert len(said.splitlines()) <= 11
