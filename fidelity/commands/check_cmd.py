@@ -75,13 +75,7 @@ def run(args) -> int:
     try:
         cat = load_catalogue(args.specs)
     except SpecError as exc:
-        report["stages"].append({"stage": "specs", "ok": False, "error": exc.to_json()})
-        _write_json_file(args, report)
-        if args.json:
-            print_json(report)
-        else:
-            print(f"specs     RED  {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _stopped(args, report, "specs", exc.to_json(), exc)
     report["stages"].append({"stage": "specs", "ok": True, "files": [str(f) for f in cat.files]})
     report["equations"] = [{"id": e.id, "paper": e.paper, "tier": e.data["tier"], "status": e.data["status"]}
                            for e in cat.equations.values()]
@@ -137,14 +131,19 @@ def _evidence_in_old_layout(args, report: dict) -> int | None:
     try:
         refuse(project.current().evidence)
     except OldLayout as exc:
-        report["stages"].append({"stage": "evidence", "ok": False, "error": str(exc)})
-        _write_json_file(args, report)
-        if args.json:
-            print_json(report)
-        else:
-            print(f"evidence  RED  {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _stopped(args, report, "evidence", str(exc), exc)
     return None
+
+
+def _stopped(args, report: dict, stage: str, error, exc: Exception) -> int:
+    """A stage that stops the check before the others run: recorded, said (JSON or one RED line), exit 2."""
+    report["stages"].append({"stage": stage, "ok": False, "error": error})
+    _write_json_file(args, report)
+    if args.json:
+        print_json(report)
+    else:
+        print(f"{stage:<9} RED  {exc}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def _write_json_file(args, report: dict) -> None:
