@@ -66,5 +66,8 @@ def test_an_edit_to_anything_the_verification_read_makes_changed_recompute(edite
     assert kept_fixture_check.unchanged(root, root / "fixtures", specs)
     path = {"fixture": root / "fixtures" / "f.json", "spec": root / "specs" / "s.yaml",
             "module": root / f"{builder}.py"}[edited]
-    path.write_text(path.read_text() + "\n")
+    if edited != "fixture":  # a comment and a blank line mean nothing: keys by meaning (source_meaning.py)
+        path.write_text("# a comment\n" + path.read_text() + "\n")
+        assert kept_fixture_check.unchanged(root, root / "fixtures", specs)
+    path.write_text(path.read_text() + {"fixture": "\n", "spec": "year: 2026\n", "module": "OTHER = 2\n"}[edited])
     assert not kept_fixture_check.unchanged(root, root / "fixtures", specs)
