@@ -25,7 +25,7 @@ re-run; this hashes what the file means instead:
 A key is a function of the file's bytes alone (no path, no clock), so `meaning_sha256_of` can key
 bytes a run read once (the perturb runner's watch) with what `meaning_sha256` gives for the file.
 Parsing costs ~100x hashing bytes (~5 ms a file), so a `memo` folder (the project's cache) keeps each
-key under the sha256 of the bytes it was computed from and this Python's version: the same bytes,
+parsed file's key under the sha256 of the bytes it was computed from and this Python's version: the same bytes,
 the same key, read back; deleting it only costs time.
 """
 from __future__ import annotations
@@ -40,6 +40,8 @@ from pathlib import Path
 from fidelity.cache import cache_dir
 
 FORMAT = "meaning 1"  # part of every key: bump when the normal form changes (every kept result then re-runs)
+_YAML = (".yaml", ".yml")
+_PARSED = (".py", *_YAML)  # worth the memo: any other file's key costs what a lookup would
 
 
 def memo_of(root: str | os.PathLike) -> Path:
@@ -61,7 +63,7 @@ def meaning_sha256_of(data: bytes, suffix: str, memo: Path | None = None) -> str
     """The meaning key of `data`, the bytes of a file whose name ends in `suffix` ('.py', '.yaml', ...)."""
     suffix = suffix.lower()
     entry = None
-    if memo is not None:
+    if memo is not None and suffix in _PARSED:
         form = f"{FORMAT.replace(' ', '-')}-python{sys.version_info[0]}.{sys.version_info[1]}"
         entry = memo / form / f"{hashlib.sha256(data).hexdigest()}{suffix}"
         try:
@@ -98,7 +100,7 @@ def _normal_form(data: bytes, suffix: str) -> bytes:
         except (SyntaxError, ValueError):
             return b"bytes\n" + data
         return b"python\n" + _walk(_without_docstrings(tree)).encode("utf-8")
-    if suffix in (".yaml", ".yml"):
+    if suffix in _YAML:
         loaded = _yaml(data)
         if loaded is not None:
             return b"yaml\n" + loaded.encode("utf-8")

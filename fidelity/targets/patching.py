@@ -106,12 +106,16 @@ def make_patch(perturbation_id: str, module: str, path: str, edits: list[dict], 
     patched = apply_edits(original, edits, perturbation_id=perturbation_id, file=display)
     return Patch(perturbation_id, module, path, display, original, patched,
                  unified_diff(original, patched, display), hashlib.sha256(raw).hexdigest(),
-                 meaning_sha256_of(raw, ".py", memo), meaning_sha256_of(patched.encode(encoding), ".py", memo))
+                 meaning_sha256_of(raw, ".py", memo), _patched_key(patched, encoding, memo))
 
 
 def perturbed_key(path: str, edits: list[dict], *, perturbation_id: str, memo=None) -> str:
     """What the source at `path` means with `edits` applied now (Patch.patched_key); PatchError when
     they no longer apply."""
     _, original, encoding = _read(path)
-    patched = apply_edits(original, edits, perturbation_id=perturbation_id, file=path)
+    return _patched_key(apply_edits(original, edits, perturbation_id=perturbation_id, file=path), encoding, memo)
+
+
+def _patched_key(patched: str, encoding: str, memo) -> str:
+    """The key of a patched source: its text in the file's own encoding, by meaning."""
     return meaning_sha256_of(patched.encode(encoding), ".py", memo)

@@ -113,3 +113,11 @@ def test_a_memo_reads_back_the_key_its_bytes_gave_and_recomputes_a_damaged_entry
 
 def test_a_missing_file_has_no_key(tmp_path):
     assert meaning_sha256(tmp_path / "absent.py") is None
+
+
+def test_the_memo_keeps_only_parsed_files_whose_key_costs_more_than_a_lookup(tmp_path):
+    memo = tmp_path / "memo"
+    for name, text in (("m.py", MODULE), ("s.yaml", SPEC), ("f.json", b'{"a": 1}')):
+        (tmp_path / name).write_bytes(text)
+        meaning_sha256(tmp_path / name, memo)
+    assert sorted(p.suffix for p in memo.rglob("*") if p.is_file()) == [".py", ".yaml"]
