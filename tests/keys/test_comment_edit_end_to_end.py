@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from comment_edit import commented_and_redocumented
 from toy_project import fidelity
 
 
@@ -14,17 +15,10 @@ def _tree(folder) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def _commented(text: str) -> str:
-    """`text` (Python) with its module docstring rewritten, and comment and blank lines added."""
-    assert text.startswith('"""')
-    body = text[text.index('"""', 3) + 3:]
-    return '"""The docstring, rewritten since the run."""\n# a comment\n' + body.replace("\n\n\n", "\n\n\n# a note\n\n") + "\n# end\n"
-
-
 def _comment_everything(root) -> list[str]:
     edited = [root / "mypaper" / "softmax.py", *sorted((root / "tests" / "gates").glob("test_*.py"))]
     for path in edited:
-        path.write_text(_commented(path.read_text(encoding="utf-8")), encoding="utf-8")
+        path.write_text(commented_and_redocumented(path.read_text(encoding="utf-8")), encoding="utf-8")
     spec = next((root / "specs").glob("*.yaml"))
     spec.write_text("# a comment on the spec\n" + spec.read_text(encoding="utf-8"), encoding="utf-8")
     return [p.relative_to(root).as_posix() for p in [*edited, spec]]

@@ -9,6 +9,7 @@ import pytest
 
 from fidelity.evidence import store
 from fidelity.evidence.paths import evidence_root
+from comment_edit import commented_and_redocumented
 from fidelity.evidence.staleness import staleness
 
 from .conftest import ARITH, toy_perturbations
@@ -29,18 +30,11 @@ def _stale_reasons(repo) -> dict[str, list[str]]:
     return reasons
 
 
-def _commented_and_redocumented(text: str) -> str:
-    """`text` with its module docstring rewritten (or one added), comment lines and blank lines added."""
-    if text.startswith('"""'):
-        text = text[text.index('"""', 3) + 3:]
-    return '"""A docstring, rewritten."""\n# a comment\n\n' + text.replace("\n\n\n", "\n\n\n# between\n\n") + "\n# end\n"
-
-
 @pytest.mark.parametrize("edited", ["toysubj/arith.py", ARITH, "tests/conftest.py"])
 def test_a_comment_or_docstring_edit_leaves_every_record_current(main_run, tmp_path, edited):
     repo = _copy(main_run, tmp_path)
     path = repo / edited
-    path.write_text(_commented_and_redocumented(path.read_text()))
+    path.write_text(commented_and_redocumented(path.read_text()))
     reasons = _stale_reasons(repo)
     assert reasons and all(r == [] for r in reasons.values()), reasons
 

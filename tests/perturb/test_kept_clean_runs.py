@@ -15,6 +15,8 @@ from fidelity.perturb import clean_runs, gate_index, run
 from fidelity.perturb.clean_run_inputs import InputsNow
 from fidelity.perturb.clean_run_store import SCHEMA, CleanRunStore, store_path
 
+from comment_edit import commented_and_redocumented
+
 from .conftest import ARITH, GATE_ADD, make_toy_repo
 
 ADD_1 = f"{GATE_ADD}[1.0]"
@@ -59,13 +61,6 @@ def test_editing_anything_the_instance_reads_changes_its_key(repo, edited):
     assert _keys(repo, add) != before
 
 
-def _commented_and_redocumented(text: str) -> str:
-    """`text` with its module docstring rewritten (or one added) and comment lines above and below."""
-    if text.startswith('"""'):
-        text = text[text.index('"""', 3) + 3:]
-    return '"""A docstring, rewritten."""\n# a comment\n' + text + "\n\n# another\n"
-
-
 @pytest.mark.parametrize("edited", ["toysubj/arith.py", ARITH, "tests/conftest.py", "specs/toy.yaml"])
 def test_a_comment_or_docstring_edit_to_what_the_instance_reads_keeps_its_key(repo, edited):
     """Keys by meaning (source_meaning.py): its kept runs still count."""
@@ -75,7 +70,7 @@ def test_a_comment_or_docstring_edit_to_what_the_instance_reads_keeps_its_key(re
     before = _keys(repo, add)
     path = repo / edited
     if edited.endswith(".py"):
-        path.write_text(_commented_and_redocumented(path.read_text()))
+        path.write_text(commented_and_redocumented(path.read_text()))
     else:
         path.write_text("# a comment\n" + path.read_text(), encoding="utf-8")
     assert _keys(repo, add) == before
