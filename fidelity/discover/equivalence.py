@@ -32,36 +32,18 @@ import itertools
 import re
 import sys
 import types
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
 
 from fidelity.discover.reach import reach_of
 from fidelity.discover.same_program import same_program
-from fidelity.gates.tensors import floating_tensors
+from fidelity.discover.probe import REFUSALS, SIZES, NoProbe, Probe, random_tensor
 
 BOUND = 1e-9          # relative: float64 noise of reordered arithmetic is ~1e-15; a defect is far above
 SEEDS = (0, 1, 2, 3)  # each probe is drawn with these seeds, at two sizes
-# smallest first: the first difference found is then at the smallest size that shows it
-SIZES = ({"n": 2, "L": 2, "d": 2, "C": 1, "N": 1, "T": 1}, {"n": 3, "L": 3, "d": 4, "C": 2, "N": 2, "T": 2})
 DISTINCT_AXES = "two leading axes, every axis its own size"
 SAME_PROGRAM = "import: the mutated module binds every name to a value equal to the original's (same_program.py)"
-
-
-@dataclass
-class Probe:
-    """One public entry called with generated inputs: `make(seed, sizes) -> (args, kwargs)` per variant,
-    or, with `behaviour`, `make` returns whatever input `behaviour(module, input, seed)` runs on one side."""
-
-    entry: str                                   # qualified name in the module (the witness names it)
-    variants: dict[str, Callable[[int, dict], Any]] = field(default_factory=dict)
-    behaviour: Callable[[types.ModuleType, Any, int], Any] | None = None
-
-    def run(self, module: types.ModuleType, inputs: Any, seed: int):
-        if self.behaviour is not None:
-            return self.behaviour(module, inputs, seed)
-        return _behaviour(_resolve(module, self.entry), *inputs, seed)
 
 
 def load(name: str, path: str, source: str) -> types.ModuleType:
@@ -100,13 +82,6 @@ def _bound_name(module_name: str, fn) -> str:
         return fn.__qualname__
     held = vars(sys.modules[module_name]) if module_name in sys.modules else {}
     return next((name for name, value in held.items() if value is fn), fn.__qualname__)
-
-
-def _resolve(module: types.ModuleType, qualname: str):
-    obj: Any = module
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 # ---------------------------------------------------------------- inputs
@@ -153,10 +128,6 @@ def axis_sizes(sizes: dict, shapes: list[str], distinct: bool = False) -> dict:
     return out
 
 
-def _tensor(shape: list[int], generator: torch.Generator) -> torch.Tensor:
-    return (torch.randn(tuple(shape), generator=generator, dtype=torch.float64) * 1.5).requires_grad_(True)
-
-
 def _mechanism_probe(qualname: str, interface: dict, routes: tuple[str, ...]) -> Probe | None:
     """A probe for a function mechanism, from its documented arguments (fidelity.mechanisms)."""
     arguments = interface["call"]["arguments"]
@@ -176,14 +147,14 @@ def _mechanism_probe(qualname: str, interface: dict, routes: tuple[str, ...]) ->
             for a in required:
                 shape = _shape(a["shape"], sizes, lead)
                 if shape is None:
-                    raise _NoProbe(f"shape {a['shape']!r} of {a['name']}")
-                args.append(_tensor(shape, g))
+                    raise NoProbe(f"shape {a['shape']!r} of {a['name']}")
+                args.append(random_tensor(shape, g))
             kwargs = dict(extra or {})
             for a in tensors:
                 shape = _shape(a["shape"], sizes, lead)
                 if shape is None:
-                    raise _NoProbe(f"shape {a['shape']!r} of {a['name']}")
-                kwargs[a["name"]] = _tensor(shape, g)
+                    raise NoProbe(f"shape {a['shape']!r} of {a['name']}")
+                kwargs[a["name"]] = random_tensor(shape, g)
             if route is not None:
                 kwargs["backward"] = route
             return args, kwargs
@@ -232,17 +203,13 @@ def _plain_probe(qualname: str, fn: Callable) -> Probe | None:
     def of_shape(shape_of: Callable[[dict], list[int]]):
         def make(seed: int, sizes: dict):
             g = torch.Generator().manual_seed(seed)
-            return [_tensor(shape_of(sizes), g) for _ in required], {}
+            return [random_tensor(shape_of(sizes), g) for _ in required], {}
         return make
 
     # a matrix, a rank-3 tensor with three sizes, a vector, and a 0-d tensor (an input a guard may refuse)
     return Probe(qualname, {"defaults": of_shape(lambda s: [s["n"], s["d"]]),
                             DISTINCT_AXES: of_shape(lambda s: [*DISTINCT_LEAD, max(DISTINCT_LEAD) + s["d"]]),
                             "a vector": of_shape(lambda s: [s["n"]]), "a 0-d tensor": of_shape(lambda s: [])})
-
-
-class _NoProbe(Exception):
-    pass
 
 
 def probes_for(module_name: str, original: types.ModuleType) -> list[Probe]:
@@ -281,18 +248,6 @@ def probes_for(module_name: str, original: types.ModuleType) -> list[Probe]:
 
 
 # ---------------------------------------------------------------- running
-
-REFUSALS = ("ValueError", "TypeError")  # what the contract says a subject raises on input outside it
-
-
-def _behaviour(fn: Callable, args: list, kwargs: dict, seed: int) -> list[torch.Tensor] | str:
-    """The outputs and gradients of one call, or the name of the exception it raised: refusing an
-    input is behaviour too (a guard a mutant removed accepts what the original refuses)."""
-    try:
-        return _outputs_and_grads(fn, *_fresh(args, kwargs), seed)
-    except Exception as exc:
-        return f"{type(exc).__name__}: {exc}"
-
 
 def _compare(expected, got) -> tuple[float, dict]:
     """(difference, what the witness adds: "error", the exceptions; "differs_at", the compared item)."""
@@ -336,25 +291,6 @@ def _short(value) -> str:
     if isinstance(value, torch.Tensor):
         return f"{value.dtype} {tuple(value.shape)}".replace("torch.", "")
     return str(value[1] if isinstance(value, tuple) and len(value) == 2 else value)[:80]
-
-
-def _outputs_and_grads(fn: Callable, args: list, kwargs: dict, seed: int) -> list[torch.Tensor]:
-    out = fn(*args, **kwargs)
-    outs = list(floating_tensors(out))
-    leaves = [t for t in [*args, *kwargs.values()] if isinstance(t, torch.Tensor) and t.requires_grad]
-    results = [t.detach().clone() for t in outs]
-    differentiable = [t for t in outs if t.requires_grad]
-    if differentiable and leaves:
-        g = torch.Generator().manual_seed(10_000 + seed)
-        loss = sum((t * torch.randn(t.shape, generator=g, dtype=t.dtype)).sum() for t in differentiable)
-        grads = torch.autograd.grad(loss, leaves, allow_unused=True)
-        results += [torch.zeros_like(x) if gr is None else gr.detach() for x, gr in zip(leaves, grads)]
-    return results
-
-
-def _fresh(args: list, kwargs: dict) -> tuple[list, dict]:
-    copy = lambda t: t.detach().clone().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t  # noqa: E731
-    return [copy(a) for a in args], {k: copy(v) for k, v in kwargs.items()}
 
 
 def _difference(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
@@ -478,7 +414,7 @@ def decide(module_name: str, path: str, original_source: str, mutant_source: str
             where = f"{probe.entry}({label}; {size_text}; seed {seed})"
             try:
                 inputs = make(seed, sizes)
-            except Exception:  # _NoProbe, or a shape this probe cannot build: no input, no verdict
+            except Exception:  # NoProbe, or a shape this probe cannot build: no input, no verdict
                 continue
             key = (probe.entry, label, tuple(sizes.items()), seed)
             expected = known[key] if key in known else known.setdefault(key, probe.run(original, inputs, seed))

@@ -37,7 +37,7 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
-from fidelity.discover.equivalence import REFUSALS, SIZES, Probe, _NoProbe, _resolve, _tensor
+from fidelity.discover.probe import REFUSALS, SIZES, NoProbe, Probe, random_tensor, resolve
 
 _QUOTED = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)'")       # 'paper' or 'sliced'
 _NAMED = re.compile(r"\b([A-Z][A-Z0-9_]{2,})\b")          # one of SCORE_CONVENTIONS
@@ -200,7 +200,7 @@ def _strings(value: Any) -> bool:
 
 def _arguments(fn: Callable, documented: list[dict] | None, namespace: dict, spaces: list[dict]) -> list[_Arg]:
     """The arguments of `fn` (a class or a method): the documented ones where documented, with the
-    signature's defaults. _NoProbe for a required one we cannot make."""
+    signature's defaults. NoProbe for a required one we cannot make."""
     params = {name: p for name, p in inspect.signature(fn).parameters.items()
               if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and name != "self"}
     docs = {a["name"]: a for a in documented or ()}
@@ -209,7 +209,7 @@ def _arguments(fn: Callable, documented: list[dict] | None, namespace: dict, spa
         p = params.get(name)
         if p is None:
             if docs[name]["required"]:
-                raise _NoProbe(f"the documented argument {name!r} is not in the signature")
+                raise NoProbe(f"the documented argument {name!r} is not in the signature")
             continue
         doc = docs.get(name, {})
         annotation = None if p.annotation is inspect.Parameter.empty else p.annotation
@@ -231,7 +231,7 @@ def _arguments(fn: Callable, documented: list[dict] | None, namespace: dict, spa
             symbol = re.match(r"\s*([A-Za-z]+)\b", arg.doc)  # "N, the number of blocks"
             arg.size = next((k for k in (name, symbol and symbol.group(1)) if k in SIZES[0]), None)
         if required and (kind == "unknown" or (kind == "str" and not arg.choices)):
-            raise _NoProbe(f"required argument {name!r} of type {text or '?'}")
+            raise NoProbe(f"required argument {name!r} of type {text or '?'}")
         args.append(arg)
     return args
 
@@ -311,10 +311,10 @@ def _input(a: _Arg, sizes: dict, g: torch.Generator, v: _Variant) -> Any:
     spec = a.shapes[min(v.shapes, len(a.shapes) - 1)] if a.shapes else None
     shape = _shape_of(spec, sizes, v.lead) if spec else [sizes["n"]] * v.lead + [sizes["d"]]
     if shape is None:
-        raise _NoProbe(f"shape {spec!r} of {a.name}")
+        raise NoProbe(f"shape {spec!r} of {a.name}")
     if _INTEGER_INPUT.search(a.doc) or a.name in ("tokens", "ids", "indices"):
         return torch.randint(0, 4, tuple(shape), generator=g)
-    t = _tensor(shape, g)
+    t = random_tensor(shape, g)
     return t.detach().float().requires_grad_(True) if v.dtype_default and v.float32_inputs else t
 
 
@@ -334,13 +334,13 @@ def module_probes(module_name: str, original: types.ModuleType, mechanisms: dict
     for qualname in factories:
         try:
             probes += _probes_of(original, qualname, mechanisms.get(qualname))
-        except (_NoProbe, TypeError, ValueError, AttributeError):
+        except (NoProbe, TypeError, ValueError, AttributeError):
             continue  # no constructor we can call: no probe, as for a function we cannot call
     return probes
 
 
 def _probes_of(original: types.ModuleType, qualname: str, mechanism: dict | None) -> list[Probe]:
-    factory = _resolve(original, qualname)
+    factory = resolve(original, qualname)
     documented = mechanism["interface"]["call"]["arguments"] if mechanism else None
     spaces = _namespaces(original, mechanism, [a["doc"] for a in documented or ()])
     ctor = _arguments(factory, documented, vars(original), spaces)
@@ -361,7 +361,7 @@ def _probes_of(original: types.ModuleType, qualname: str, mechanism: dict | None
                 call = _arguments_documented(methods[name])
             else:
                 continue
-        except (_NoProbe, TypeError, ValueError):
+        except (NoProbe, TypeError, ValueError):
             continue
         if not any(a.kind == "tensor" for a in call):
             continue  # nothing to feed it: a setter, a property-like method
@@ -481,7 +481,7 @@ class _Plan:
             if v.misshaped:
                 floating = [i for i, x in enumerate(call_args) if isinstance(x, torch.Tensor) and x.is_floating_point()]
                 if not floating:
-                    raise _NoProbe("no floating input to misshape")
+                    raise NoProbe("no floating input to misshape")
                 i = floating[0]
                 t = call_args[i].detach()
                 call_args[i] = torch.cat([t, t[..., :1]], dim=-1).requires_grad_(True)
@@ -524,7 +524,7 @@ def _behaviour(module: types.ModuleType, call: ModuleCall, seed: int) -> dict | 
             # restores: torch.manual_seed also queues a seed for each device not yet started, with the stack
             # that asked (~1 ms a call: a fifth of deciding a module's mutant)
             torch.default_generator.manual_seed(seed)
-            obj = _resolve(module, call.factory)(*_materialise(call.args, module), **_materialise(call.kwargs, module))
+            obj = resolve(module, call.factory)(*_materialise(call.args, module), **_materialise(call.kwargs, module))
             if not isinstance(obj, nn.Module):
                 return f"TypeError: {call.factory} returned a {type(obj).__name__}, not an nn.Module"
             seen = _state(obj, "init")
@@ -564,7 +564,7 @@ def _materialise(value: Any, module: types.ModuleType) -> Any:
     if isinstance(value, _Generator):
         return torch.Generator().manual_seed(value.seed)
     if isinstance(value, _Config):
-        return _resolve(module, value.qualname)(**dict(value.fields))
+        return resolve(module, value.qualname)(**dict(value.fields))
     if isinstance(value, list):
         return [_materialise(v, module) for v in value]
     if isinstance(value, dict):
