@@ -10,7 +10,8 @@ A record (SCHEMA "fidelity.discover/1"):
                                            spells it), and against which subject (null: ours)
   hashes        {"target_source", "gates", "discovery"}: the meaning keys (source_meaning.py:
                 comments, docstrings and layout change nothing) of the module's source, of the
-                gate files that can decide its verdicts (gates_sha256), and of the discovery
+                gate files that can decide its verdicts and the gate library modules they import
+                (gates_sha256), and of the discovery
                 code itself (operators and the equivalence decision; not this file, which only
                 keys and keeps records)
   counts, dropped, mutants                 as `fidelity discover --json` prints them; each
@@ -42,6 +43,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from fidelity.evidence import jsonio
+from fidelity.evidence.gate_helpers import LIBRARY, GateHelpers
 from fidelity.evidence.paths import sanitise
 from fidelity.evidence.record import utc_now, versions
 from fidelity.perturb import gate_index, launch
@@ -84,6 +86,15 @@ def discovery_code_sha256() -> str:
     return h.hexdigest()
 
 
+def _library_sha256(gate_files: set[Path], root: Path) -> str:
+    """The gate library modules (fidelity.gates: the comparisons a gate asserts with) the covering gates import,
+    by meaning: they live outside the test paths, and a change in one can change a verdict. Found as the evidence
+    records find them (gate_helpers.py)."""
+    helpers = GateHelpers(root, locate.child_search_path(str(root)))
+    library = {name: path for f in gate_files for name, path in helpers.of(f).items() if name.startswith(LIBRARY)}
+    return "".join(f"{name} {meaning_sha256(path, memo_of(root))}\n" for name, path in sorted(library.items()))
+
+
 def current_hashes(module: str, repo_root: Path, test_paths: list[str], environment: dict | None = None) -> dict:
     """The three hashes a record of `module` would carry now (None for a module not found)."""
     try:
@@ -97,7 +108,8 @@ def current_hashes(module: str, repo_root: Path, test_paths: list[str], environm
 
 def gates_sha256(test_paths: list[str], repo_root: Path, env: dict, module: str, environment: dict | None) -> str:
     """The files under the test paths that can change a verdict about `module`, by their paths relative
-    to the project (a checkout elsewhere hashes the same), and the subject setting.
+    to the project (a checkout elsewhere hashes the same), the gate library modules the covering gates
+    import (_library_sha256), and the subject setting.
 
     A discovery run executes only the gates covering the module, so a file whose gates all cover other
     modules cannot change its verdicts and is left out: a gate added for the loop model leaves the
@@ -116,6 +128,7 @@ def gates_sha256(test_paths: list[str], repo_root: Path, env: dict, module: str,
         covering = {(root / index.file_of(g)).resolve() for g in index.gates_for_target(module)}
         unrelated = {(root / info["file"]).resolve() for info in index.gates.values()} - covering
         h = hashlib.sha256()
+        h.update(_library_sha256(covering, root).encode())
     h.update(gate_index.subject_setting(env).encode())
     for f in files:
         if f in unrelated:

@@ -3,6 +3,7 @@ spec explains it beside its equation. The toy is the project `fidelity init` wri
 discover finds clean), with one function added whose default no gate reaches."""
 import json
 import os
+from pathlib import Path
 
 import pytest
 from toy_project import fidelity
@@ -214,6 +215,27 @@ def test_a_gate_on_another_module_leaves_the_record_current_and_an_edit_to_a_cov
     covering = grown / "tests" / "gates" / "test_tempered_softmax.py"
     covering.write_text(covering.read_text() + "\nEDITED = 1\n")
     discovery = discovery_stage_of(grown)
+    assert [r["stale_reasons"] for r in discovery["records"]] == [["the gates changed"]], discovery["notes"]
+
+
+def test_an_edit_to_a_gate_library_module_the_covering_gates_import_makes_the_record_stale(
+        discovered, tmp_path, monkeypatch):
+    # fidelity.gates lies outside the project's test paths, so the edit is made where the key reads it: the
+    # meaning of fidelity/gates/compare.py (which the toy's gates assert with) reads as edited code
+    import shutil
+
+    from fidelity.discover import records
+    root, _, _ = discovered
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy)
+    meaning = records.meaning_sha256
+    edited = lambda name: lambda path, *memo: ("edited" if Path(path).parts[-2:] == ("gates", name)
+                                               else meaning(path, *memo))
+    monkeypatch.setattr(records, "meaning_sha256", edited("kernel_bound.py"))  # no toy gate imports it
+    discovery = discovery_stage_of(copy)
+    assert [r["current"] for r in discovery["records"]] == [True], discovery["notes"]
+    monkeypatch.setattr(records, "meaning_sha256", edited("compare.py"))
+    discovery = discovery_stage_of(copy)
     assert [r["stale_reasons"] for r in discovery["records"]] == [["the gates changed"]], discovery["notes"]
 
 
