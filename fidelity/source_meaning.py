@@ -99,7 +99,7 @@ def _normal_form(data: bytes, suffix: str) -> bytes:
             tree = ast.parse(data)  # bytes: the file's encoding declaration is honoured
         except (SyntaxError, ValueError):
             return b"bytes\n" + data
-        return b"python\n" + _walk(_without_docstrings(tree)).encode("utf-8")
+        return b"python\n" + normal_text(without_docstrings(tree)).encode("utf-8")
     if suffix in _YAML:
         loaded = _yaml(data)
         if loaded is not None:
@@ -110,7 +110,8 @@ def _normal_form(data: bytes, suffix: str) -> bytes:
 _BODIES = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def _without_docstrings(tree: ast.AST) -> ast.AST:
+def without_docstrings(tree: ast.AST) -> ast.AST:
+    """`tree` with the docstring of each module, class and function body taken out (in place)."""
     for node in ast.walk(tree):
         if isinstance(node, _BODIES) and node.body and _is_docstring(node.body[0]):
             node.body = node.body[1:]
@@ -121,7 +122,7 @@ def _is_docstring(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
 
 
-def _walk(value) -> str:
+def normal_text(value) -> str:
     """A node as `Type(field=..., ...)` over its non-empty fields; positions are attributes, not fields."""
     if isinstance(value, ast.AST):
         parts = []
@@ -129,10 +130,10 @@ def _walk(value) -> str:
             field = getattr(value, name, None)
             if field is None or field == []:
                 continue
-            parts.append(f"{name}={_walk(field)}")
+            parts.append(f"{name}={normal_text(field)}")
         return f"{type(value).__name__}({','.join(parts)})"
     if isinstance(value, list):
-        return "[" + ",".join(_walk(v) for v in value) + "]"
+        return "[" + ",".join(normal_text(v) for v in value) + "]"
     return f"{type(value).__name__}:{value!r}"  # a constant: 1, 1.0 and True key apart
 
 
