@@ -10,21 +10,24 @@ naming the file and the error.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from fidelity import project
-from fidelity.gaterun import kept_gate_run
+from fidelity import cache, project
+from fidelity.gaterun import forked_workers, kept_gate_run
 from fidelity.gaterun.subject_gate_files import gate_files
 from fidelity.child_env import child_environment
 from fidelity.perturb.errors import GateCollectionError
+
+
+FILE_SECONDS = "gate-file-seconds.json"  # each gate file's wall in the last whole run: the longest start first
 
 
 class GateSuiteDidNotCollect(RuntimeError):
@@ -35,7 +38,7 @@ def run_gate_suite(here: project.Project | None = None, extra_args: tuple[str, .
                    env: dict | None = None, progress=None, jobs: int | None = None,
                    files: list[Path] | None = None, keep_collection_errors: bool = False) -> dict:
     """The gate suite of `here` (default: the current project) in a child pytest, run from its root,
-    on `gate_workers(here, jobs)` processes; `progress(done, total)` is called about once a second
+    on `gate_workers(here, jobs)` processes at a time; `progress(done, total)` is called about once a second
     while it runs (total None until collected). The items come back in the order of a serial run.
     `files`: only these gate files (default: all of them).
 
@@ -89,9 +92,12 @@ class GateSuiteRun:
         paths = [here.relative(here.gates)] if files is None else [here.relative(f) for f in files]
         cmd = [sys.executable, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider",
                "-p", "fidelity.perturb.pytest_plugin", "--fidelity-results", str(self.results), *extra_args]
-        if self.workers > 1:  # a test file's tests stay together, in their order, on one worker
-            cmd += ["-n", str(self.workers), "--dist", "loadfile", "--max-worker-restart", "0"]
+        if self.workers > 1:  # collected once, then a fork per test file, `workers` at a time (forked_workers.py)
+            cmd += ["-p", "fidelity.gaterun.forked_workers", "--fidelity-forks", str(self.workers),
+                    "--fidelity-file-seconds", str(cache.cache_dir(here.root) / FILE_SECONDS)]
+        # a process group of its own: leaving the `with` block kills the run and every fork of it
         self._proc = subprocess.Popen(cmd, cwd=here.root, stdout=self._out, stderr=self._err, text=True,
+                                      start_new_session=True,
                                       env=child_environment({**os.environ, project.ROOT_ENV: str(here.root),
                                                              **(env or {})}, processes=self.workers))
 
@@ -107,7 +113,7 @@ class GateSuiteRun:
                     progress(*_counted(self.results))
         self._out.seek(0), self._err.seek(0)
         stdout, stderr = self._out.read(), self._err.read()
-        data = _read_results(self.results, self.workers)
+        data = _read_results(self.results)
         if data is None:
             raise RuntimeError(f"the gate suite did not report (exit {self._proc.returncode}):\n"
                                f"{stdout[-2000:]}{stderr[-2000:]}")
@@ -120,53 +126,41 @@ class GateSuiteRun:
 
     def __exit__(self, *exc) -> None:
         if self._proc is not None and self._proc.poll() is None:  # left early (an error elsewhere, ^C): no orphaned suite
-            self._proc.kill()
+            os.killpg(self._proc.pid, signal.SIGKILL)
             self._proc.wait()
         self._out.close(), self._err.close()
         self._tmp.cleanup()
 
 
 def gate_workers(here: project.Project, jobs: int | None = None, files: list[Path] | None = None) -> int:
-    """How many processes run the gate suite: `jobs` when given, else one per core but never more
-    than the run has test files (`files`, default the whole suite's: a worker with no file would
-    only import and collect); 1 (a plain serial run) without pytest-xdist or with pytest's
-    plugin autoload off, since then `-n` would not be understood."""
+    """How many processes run the gate suite's files at a time: `jobs` when given, else one per core
+    but never more than the run has test files (`files`, default the whole suite's); 1 is a plain
+    serial run. The forks need nothing installed beyond pytest (forked_workers.py)."""
     if jobs is not None:
         return max(1, jobs)
-    if importlib.util.find_spec("xdist") is None or os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
-        return 1
     files = gate_files(here.gates) if files is None else files
     return max(1, min(os.cpu_count() or 1, len(files)))
 
 
-def _read_results(results: Path, workers: int) -> dict | None:
-    """The run's results: the file a serial run wrote, or the workers' shares merged (None: none reported)."""
-    if workers == 1:
-        return json.loads(results.read_text()) if results.exists() else None
-    # each worker's file, named as the plugin's worker_results names it: RESULTS.gw0, RESULTS.gw1, ...
-    shares = [json.loads(f.read_text()) for f in sorted(results.parent.glob(results.name + ".gw*"))
-              if not f.name.endswith(".partial")]
-    if not shares:
-        return None
-    order = {nodeid: i for i, nodeid in enumerate(shares[0].get("order") or [])}
-    items = sorted((it for share in shares for it in share["items"]), key=lambda it: order.get(it["nodeid"], len(order)))
-    reported = {it["nodeid"] for it in items}
-    lost = [n for n in order if n not in reported]
-    if lost:  # a worker died: what it was running has no outcome, and a guess would be a verdict
-        raise RuntimeError(f"the gate suite did not report {len(lost)} instance(s) (a worker process died?): "
-                           f"{', '.join(lost[:5])}")
-    errors = {(e["nodeid"], e["message"]): e for share in shares for e in share["collect_errors"]}
-    subjects = next((share["subjects"] for share in shares if share.get("subjects") is not None), None)
-    return {**{k: v for k, v in shares[0].items() if k not in ("worker", "order")},
-            "items": items, "collect_errors": list(errors.values()), "subjects": subjects,
-            "exitstatus": max(share["exitstatus"] for share in shares)}
+def _read_results(results: Path) -> dict | None:
+    """The run's results (None: none reported). Raises when a fork died: what it was running has no
+    outcome, and a guess would be a verdict."""
+    lost_file = Path(forked_workers.lost_path(str(results)))
+    if lost_file.exists():
+        lost = json.loads(lost_file.read_text(encoding="utf-8"))
+        nodeids = [n for share in lost for n in share["nodeids"]]
+        why = "; ".join(f"{share['file']} exited {share.get('returncode')}"
+                        + (f" while running {share['running']}" if share.get("running") else "") for share in lost)
+        raise RuntimeError(f"the gate suite did not report {len(nodeids)} instance(s) (a fork died: {why}): "
+                           f"{', '.join(nodeids[:5])}")
+    return json.loads(results.read_text()) if results.exists() else None
 
 
 def _counted(results: Path) -> tuple[int, int | None]:
-    """(instances finished, instances collected or None) from the .partial lines so far: a serial
-    run's, or its workers' (each collects every instance and runs its share)."""
+    """(instances finished, instances collected or None) from the .partial lines so far: the run's
+    (the count it collected; a serial run's instances too) and its forks' (their instances)."""
     done, total = 0, None
-    for partial in [Path(str(results) + ".partial"), *results.parent.glob(results.name + ".gw*.partial")]:
+    for partial in [Path(str(results) + ".partial"), *results.parent.glob(results.name + ".fork*.partial")]:
         d, t = _counted_one(partial)
         done += d
         total = t if total is None else max(total, t or 0)

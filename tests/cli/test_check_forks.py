@@ -1,0 +1,81 @@
+"""`fidelity check` collects the gate suite once and runs its files in processes forked after
+collection (fidelity/gaterun/forked_workers.py): issue 54, where each pytest-xdist worker imported
+torch and collected every instance before running its share. A fork that dies reports nothing
+of what it ran, and the run says so, naming the instance it was in."""
+import os
+import time
+from pathlib import Path
+
+import pytest
+from toy_project import init_project
+
+from fidelity import project
+from fidelity.gaterun import gates_stage
+
+# A gate file whose import (pytest's collection of it) leaves a line: the process that collected it.
+COUNTED = '''import os
+
+import pytest
+
+with open(os.environ["COLLECTED"], "a") as _f:
+    _f.write(f"{os.getpid()}\\n")
+
+
+@pytest.mark.gate(equations=["mypaper.eq1"], mechanism="tempered_softmax")
+@pytest.mark.parametrize("k", range(3))
+def test_counted(k):
+    if k == 1:
+        DIES
+    assert k >= 0
+'''
+
+
+def _project(tmp_path, dies: str = "pass"):
+    root = init_project(tmp_path)
+    (root / "tests" / "gates" / "test_counted.py").write_text(COUNTED.replace("DIES", dies))
+    return project.load(root)
+
+
+def test_the_suite_is_collected_once_whatever_the_workers(tmp_path):
+    here = _project(tmp_path)
+    collected = tmp_path / "collected"
+    for jobs in (1, 2):
+        collected.write_text("")
+        data = gates_stage.run_gate_suite(here, env={"COLLECTED": str(collected)}, jobs=jobs)
+        assert [it["outcome"] for it in data["items"] if "test_counted" in it["nodeid"]] == ["passed"] * 3
+        assert len(collected.read_text().splitlines()) == 1, f"jobs={jobs}: the gate file was collected more than once"
+
+
+@pytest.mark.parametrize("dies", ["os._exit(0)", "os.kill(os.getpid(), __import__('signal').SIGKILL)"])
+def test_a_fork_that_dies_reports_none_of_its_file_and_the_run_names_the_instance_it_was_in(tmp_path, dies):
+    here = _project(tmp_path, dies)
+    with pytest.raises(RuntimeError, match=r"did not report 3 instance\(s\).*running tests/gates/test_counted\.py::"
+                                           r"test_counted\[1\]") as raised:
+        gates_stage.run_gate_suite(here, env={"COLLECTED": str(tmp_path / "collected")}, jobs=2)
+    assert "test_counted.py::test_counted[0]" in str(raised.value)  # passed before the fork died: not a verdict
+
+
+def test_killing_the_run_kills_its_forks(tmp_path):
+    """A check stopped early (an error in another stage, ^C) leaves no fork running a gate."""
+    here = _project(tmp_path, "import time; open(os.environ['COLLECTED'] + '.pid', 'w').write(str(os.getpid())); "
+                              "time.sleep(60)")
+    pid_file = tmp_path / "collected.pid"
+    with gates_stage.GateSuiteRun(here, env={"COLLECTED": str(tmp_path / "collected")}, jobs=2):
+        for _ in range(600):
+            if pid_file.exists() and pid_file.read_text():
+                break
+            time.sleep(0.1)
+        fork = int(pid_file.read_text())
+    for _ in range(50):
+        if not _running(fork):
+            return
+        time.sleep(0.1)
+    pytest.fail(f"fork {fork} still runs after the gate run was left")
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` exists and is not a zombie (killed, waiting for whoever reaps it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
