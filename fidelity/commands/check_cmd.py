@@ -54,8 +54,9 @@ def add_parser(sub) -> None:
                         "'subjects', one entry each, as a run of it alone reports 'conformance' and 'gates')")
     p.add_argument("--strict", action="store_true", help="with --subject: exit 1 when any gate finds a deviation")
     p.add_argument("--jobs", "-j", type=positive_int, metavar="N",
-                   help="processes that run the gate suite (default: one per core, never more than its test "
-                        "files; 1 without pytest-xdist). Every N reports the same instances in the same order")
+                   help="processes that run the gate suite's files at a time, each forked after one collection "
+                        "(default: one per core, never more than its test files; 1: a plain serial run). Every N "
+                        "reports the same instances in the same order")
     p.add_argument("--changed", action="store_true",
                    help="run only the gate instances whose inputs (gate file, helpers, fixtures, specs, targets' "
                         "sources, harness, versions) changed since the last gate run of check on this machine, and read "

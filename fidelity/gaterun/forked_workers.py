@@ -6,17 +6,18 @@ parametrising ~3,600 instances once, where W pytest-xdist workers each did all o
 plugin replaces pytest's run loop (as the discovery batch child does, perturb/batch.py):
 
   gc.collect and gc.freeze (the collected state stays shared, copy-on-write, out of the forks'
-  collections); then one fork per gate FILE, at most W alive at a time, the files started
-  longest first when their seconds are known (`--fidelity-file-seconds FILE`: each file's wall in
-  the last run of the whole suite, which rewrites it), else in collection order. A fork runs its file's instances, in collection order,
-  through pytest's own runtest protocol (fixtures of every scope set up and torn down in it),
-  the recorder writing to the fork's own file RESULTS.fork<N> (and .partial: progress), then
-  exits with os._exit.
+  collections); then one fork per gate FILE, at most W alive at a time, the files started longest
+  first when their seconds are known (`--fidelity-file-seconds FILE`: each file's wall in the last
+  run of the whole suite, which rewrites it), else in collection order. A fork runs its file's
+  instances in collection order through pytest's own runtest protocol (fixtures of every scope set
+  up and torn down in it), the recorder writing to the fork's own RESULTS.fork<N> (and .partial:
+  progress), and exits with os._exit. The parent computes on one thread and each fork on its share
+  of the cores (fork_threads.py: a fork of a process whose OpenMP pool has started hangs).
 
 One fork per file rather than W long-lived forks: a file runs from the collected state and
 nothing it does reaches another file (its module globals, caches, generators' states, torch's
-settings), so what an instance depends on is only what ran in its own fork. The price is a
-fork per file (see FORK_COST in the report of issue 54, measured by `fork_s` here).
+settings), so what an instance depends on is only what ran in its own fork. The price is a fork
+per file: FORK_COST.
 
 When every fork has ended the parent merges the forks' items into collection order (the order
 a serial run reports) and hands them to the recorder, which writes RESULTS as a serial run
@@ -37,6 +38,7 @@ import traceback
 import pytest
 
 from fidelity.evidence import jsonio
+from fidelity.gaterun.fork_threads import ForkThreads
 
 RECORDER = "fidelity-perturb-recorder"  # the name pytest_plugin registers the recorder under
 POLL_S = 0.005  # how often the parent looks for an ended fork
@@ -51,10 +53,13 @@ def pytest_addoption(parser):
                          "collected instance writes its own seconds there")
 
 
+@pytest.hookimpl(trylast=True)  # after the conftests' configure, which may import torch
 def pytest_configure(config):
     forks = config.getoption("--fidelity-forks")
     if forks > 1:
-        config.pluginmanager.register(ForkedFiles(forks, config.getoption("--fidelity-file-seconds")),
+        threads = ForkThreads()
+        threads.hold_parent()  # before collection computes anything: a fork of a threaded parent hangs
+        config.pluginmanager.register(ForkedFiles(forks, config.getoption("--fidelity-file-seconds"), threads),
                                       "fidelity-forked-files")
 
 
@@ -71,8 +76,9 @@ def lost_path(results: str) -> str:
 class ForkedFiles:
     """The plugin object: pytest's run loop replaced by one fork per collected file."""
 
-    def __init__(self, forks: int, seconds_file: str | None):
+    def __init__(self, forks: int, seconds_file: str | None, threads: ForkThreads):
         self.forks = forks
+        self.threads = threads
         self.seconds_file = seconds_file
         self.ended: dict[str, dict] = {}  # test file -> how its fork ended (returncode, fork_s, wall_s)
 
@@ -86,7 +92,7 @@ class ForkedFiles:
         files = by_file(session.items)
         gc.collect()
         gc.freeze()
-        ended = run_pool(files, self.order(files), self.forks, recorder)
+        ended = run_pool(files, self.order(files), self.forks, recorder, self.threads)
         self.ended = {files[i][0]: how for i, how in ended.items()}
         merged, lost = merge(files, ended, recorder.results)
         recorder.items = merged
@@ -107,9 +113,14 @@ class ForkedFiles:
         """What the forks cost: the parent's side of os.fork, and each file's wall."""
         if self.ended:
             fork_ms = sorted(1000 * how["fork_s"] for how in self.ended.values())
-            terminalreporter.write_line(
-                f"forked_workers: {len(fork_ms)} files in {self.forks} forks at a time; os.fork "
-                f"median {fork_ms[len(fork_ms) // 2]:.1f} ms, max {fork_ms[-1]:.1f} ms")
+            recorder = terminalreporter.config.pluginmanager.get_plugin(RECORDER)
+            outcomes = {}
+            for it in recorder.items:
+                outcomes[it["outcome"]] = outcomes.get(it["outcome"], 0) + 1
+            terminalreporter.write_line(  # pytest's own line below counts nothing: the forks ran the tests
+                f"forked_workers: {', '.join(f'{n} {o}' for o, n in sorted(outcomes.items()))} in "
+                f"{len(fork_ms)} files, {self.forks} forks at a time; os.fork median "
+                f"{fork_ms[len(fork_ms) // 2]:.1f} ms, max {fork_ms[-1]:.1f} ms")
 
 
 def by_file(items: list) -> list[tuple[str, list]]:
@@ -120,14 +131,15 @@ def by_file(items: list) -> list[tuple[str, list]]:
     return list(groups.items())
 
 
-def run_pool(files: list[tuple[str, list]], order: list[int], forks: int, recorder) -> dict[int, dict]:
+def run_pool(files: list[tuple[str, list]], order: list[int], forks: int, recorder,
+             threads: ForkThreads) -> dict[int, dict]:
     """Each file run in a fork of its own, at most `forks` at once; file index -> how its fork ended."""
     pending, running, ended = list(order), {}, {}
     while pending or running:
         while pending and len(running) < forks:
             index = pending.pop(0)
             t0 = time.perf_counter()
-            pid = _fork(files[index][1], fork_results(recorder.results, index), recorder)
+            pid = _fork(files[index][1], fork_results(recorder.results, index), recorder, threads)
             running[pid] = (index, t0, time.perf_counter() - t0)
         for pid in list(running):
             done, status = os.waitpid(pid, os.WNOHANG)
@@ -140,13 +152,14 @@ def run_pool(files: list[tuple[str, list]], order: list[int], forks: int, record
     return ended
 
 
-def _fork(items: list, results: str, recorder) -> int:
+def _fork(items: list, results: str, recorder, threads: ForkThreads) -> int:
     """A forked process running `items` (one file's), its recorder writing to `results`; its pid."""
-    pid = os.fork()
+    pid = recorder.fork()  # os.fork, the recorder's record of calls heard going on in the fork (calls_so_far.py)
     if pid != 0:
         return pid
     code = 0
     try:
+        threads.give_fork()
         _own_capture(items[0].config)
         recorder.start_over(results)
         for i, item in enumerate(items):

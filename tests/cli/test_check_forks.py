@@ -10,6 +10,7 @@ import pytest
 from toy_project import init_project
 
 from fidelity import project
+from fidelity.child_env import THREAD_VARIABLES
 from fidelity.gaterun import gates_stage
 
 # A gate file whose import (pytest's collection of it) leaves a line: the process that collected it.
@@ -79,3 +80,40 @@ def _running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return False
+
+
+# Collection that starts torch's OpenMP pool (a parallel elementwise op at import), and instances that
+# say how many threads their process computes on.
+THREADED = '''import os
+
+import pytest
+import torch
+
+_x = torch.randn(1500, 1500)
+(_x * 2 + 1).exp().sum()  # on OMP_NUM_THREADS=2: the collecting process's OpenMP pool starts here
+
+
+@pytest.mark.gate(equations=["mypaper.eq1"], mechanism="tempered_softmax")
+@pytest.mark.parametrize("k", range(2))
+def test_threaded(k):
+    y = (_x * 2 + 1).exp().sum()  # a parallel region in the fork: it hangs if the parent's pool had started
+    with open(os.environ["THREADS"], "a") as f:
+        f.write(f"{torch.get_num_threads()}\\n")
+    assert torch.isfinite(y)
+'''
+
+
+def test_forks_of_a_collection_that_computed_in_parallel_run_on_the_threads_asked_for(tmp_path):
+    root = init_project(tmp_path)
+    (root / "tests" / "gates" / "test_threaded.py").write_text(THREADED)
+    threads, started = tmp_path / "threads", time.monotonic()
+
+    def in_time(done, total):
+        if time.monotonic() - started > 120:
+            raise TimeoutError(f"the gate run hangs ({done}/{total} instances after 120 s)")
+
+    two = {var: "2" for var in THREAD_VARIABLES}  # what child_env gives each of 2 processes on 4 cores
+    with gates_stage.GateSuiteRun(project.load(root), env={"THREADS": str(threads), **two}, jobs=2) as run:
+        data = run.wait(in_time)
+    assert [it["outcome"] for it in data["items"] if "test_threaded" in it["nodeid"]] == ["passed"] * 2
+    assert threads.read_text().split() == ["2", "2"]  # what child_env asked each of them for
