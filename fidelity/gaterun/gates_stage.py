@@ -282,8 +282,9 @@ class CheckGates:
     def __init__(self, args):
         self.here = project.current()
         self.changed = bool(getattr(args, "changed", False))
-        self.keys: dict[str, str | None] | None = None
+        self.keys: kept_gate_run.InstanceKeys | None = None
         self.kept: dict[str, dict] = {}
+        self.kept_run = kept_gate_run.KeptGateRun(self.here.root)
         self.note = None
         keep = None
         if self.changed:
@@ -292,9 +293,13 @@ class CheckGates:
             except GateCollectionError as exc:  # the run itself reports what does not collect
                 self.note = f"--changed: the gate suite did not collect ({str(exc).splitlines()[0]}): every instance runs"
             else:
-                self.kept = kept_gate_run.KeptGateRun(self.here.root).unchanged(self.keys)
+                self.kept = self.kept_run.unchanged(self.keys)
                 keep = set(self.keys) - set(self.kept)
-        self.suite = GateSuiteRun(self.here, jobs=getattr(args, "jobs", None), keep=keep)
+                self.keys.split_targets_now()
+        # the run is kept: each instance's calls into its targets are heard, so an edit to a function no call
+        # reached keeps its result (kept_gate_run.py)
+        self.suite = GateSuiteRun(self.here, extra_args=("--fidelity-trace-calls",), jobs=getattr(args, "jobs", None),
+                                  keep=keep)
 
     def __enter__(self) -> "CheckGates":
         return self
@@ -310,13 +315,14 @@ class CheckGates:
             say(f"gates     --changed: {len(self.keys) - len(self.kept)} of {len(self.keys)} instances run (inputs "
                 f"changed, or not in the kept gate run); {len(self.kept)} read from the last gate run of the same inputs")
         data = self.suite.wait(progress)
+        traced, data["items"] = data["items"], [kept_gate_run.without_trace(it) for it in data["items"]]
         if self.kept:
             ran = {it["nodeid"]: it for it in data["items"]}
             data["items"] = [ran.get(n) or self.kept[n] for n in self.keys if n in ran or n in self.kept]
             data["kept_instances"] = len(self.kept)
         if data.get("returncode") in (0, 1) and not data.get("collect_errors"):
             keys = self.keys if self.keys is not None else kept_gate_run.keys_of(self.here, data["items"])
-            kept_gate_run.KeptGateRun(self.here.root).save(keys, data["items"])
+            self.kept_run.save(keys, traced, read_back=self.kept)
         return data
 
 

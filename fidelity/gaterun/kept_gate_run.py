@@ -2,13 +2,16 @@
 `check --changed` does not run again.
 
 Every check that runs the gate suite keeps each instance's result (outcome, readings, message:
-the plugin's item) under clean_run_inputs.InputsNow.key, the sha256 of everything the instance
-reads: its gate file, the suite's helpers and conftests, every fixture, the specs, its targets' sources, the
-`fidelity` package and the configured subject modules, the versions of Python, torch, NumPy,
-pytest and Triton. `check --changed` runs only the instances whose key differs from the kept one
-(or that have none: never run, or no target to key them by) and reads the others' results as they
-were, a red one included: an unchanged input gives the same verdict. A plain `check` runs every
-instance and keeps them all again.
+the plugin's item) under
+  - the key of everything the instance reads but its targets' sources
+    (clean_run_inputs.InputsNow.key_apart_from_targets): its gate file, the suite's helpers and conftests,
+    every fixture, the specs, the names of its targets, the `fidelity` package and the configured subject
+    modules, the versions of Python, torch, NumPy, pytest and Triton;
+  - and its targets' sources by the functions its process had called by its end (target_functions.py,
+    keys by function), or whole where those calls were not heard.
+`check --changed` runs only the instances whose inputs differ from the kept ones (or that have none:
+never run, or no target to key them by) and reads the others' results as they were, a red one included:
+an unchanged input gives the same verdict. A plain `check` runs every instance and keeps them all again.
 
 The file lives in the project's cache directory (fidelity/cache.py): one machine's memory,
 deleting it only means the next `--changed` runs everything.
@@ -21,26 +24,58 @@ from pathlib import Path
 from fidelity import cache, project
 from fidelity.evidence import jsonio
 from fidelity.perturb import gate_index
+from fidelity.gaterun.target_functions import TargetsNow
 from fidelity.perturb.clean_run_inputs import InputsNow
 
 FILE_NAME = "check-gate-run.json"
-SCHEMA = "fidelity.check-gate-run/1"
+SCHEMA = "fidelity.check-gate-run/2"  # 2: targets kept by function
+TRACE = "calls_so_far"  # the item's field the recorder writes under --fidelity-trace-calls
 
 
-def instance_keys(here: project.Project) -> dict[str, str | None]:
-    """Each gate instance of `here`'s suite (collected, or read from the cached gate index) and the
-    key of its inputs now. Raises GateCollectionError when the suite does not collect."""
+def instance_keys(here: project.Project) -> "InstanceKeys":
+    """Each gate instance of `here`'s suite (collected, or read from the cached gate index) and its
+    inputs now. Raises GateCollectionError when the suite does not collect."""
     index = gate_index.collect([here.relative(here.gates)], repo_root=here.root, cache_dir=cache.cache_dir(here.root))
     return keys_of(here, index.items)
 
 
-def keys_of(here: project.Project, items: list[dict]) -> dict[str, str | None]:
-    """The key of each of `items` (the whole suite's: collected ones, or a complete run's, which
-    name their targets too) as its inputs are now."""
+def keys_of(here: project.Project, items: list[dict]) -> "InstanceKeys":
+    """The inputs of each of `items` (the whole suite's: collected ones, or a complete run's, which
+    name their targets too) as they are now."""
     items = [{**it, "file": it["nodeid"].split("::", 1)[0]} for it in items]
     index = gate_index.GateIndex(key="", items=items)
-    inputs = InputsNow(here.root, [here.relative(here.gates)], here.fixtures, index, dict(os.environ))
-    return {it["nodeid"]: inputs.key(it) for it in items}
+    return InstanceKeys(InputsNow(here.root, [here.relative(here.gates)], here.fixtures, index, dict(os.environ)), items)
+
+
+class InstanceKeys(dict):
+    """node id -> the key of all its inputs but its targets' sources (None: it cannot be keyed), in suite
+    order; `targets` judges and records those sources (target_functions.py)."""
+
+    def __init__(self, inputs: InputsNow, items: list[dict]):
+        super().__init__((it["nodeid"], inputs.key_apart_from_targets(it)) for it in items)
+        self.targets = TargetsNow(inputs)
+        self._targets_of = {it["nodeid"]: sorted(it.get("targets") or ()) for it in items}
+
+    def split_targets_now(self) -> None:
+        """Read the targets' files before a run whose calls will be placed in their functions."""
+        self.targets.split_now({t for ts in self._targets_of.values() for t in ts})
+
+    def entry(self, item: dict) -> dict | None:
+        """What to keep for a run's item: its key and its targets as its calls read them; None: not kept."""
+        key = self.get(item["nodeid"])
+        if key is None:
+            return None
+        return {"key": key, "targets": self.targets.recorded(self._targets_of[item["nodeid"]], item.get(TRACE)),
+                "item": without_trace(item)}
+
+    def holds(self, nodeid: str, kept: dict) -> bool:
+        key = self.get(nodeid)
+        return key is not None and kept["key"] == key and self.targets.holds(kept["targets"])
+
+
+def without_trace(item: dict) -> dict:
+    """The item as check reports it: the calls heard are the kept run's business only."""
+    return {k: v for k, v in item.items() if k != TRACE}
 
 
 class KeptGateRun:
@@ -50,15 +85,16 @@ class KeptGateRun:
         self.path = Path(cache.cache_dir(root)) / FILE_NAME
         self.entries: dict[str, dict] = _read(self.path)
 
-    def unchanged(self, keys: dict[str, str | None]) -> dict[str, dict]:
-        """node id -> its kept item, for each instance whose key now equals the kept one."""
-        return {n: self.entries[n]["item"] for n, key in keys.items()
-                if key is not None and n in self.entries and self.entries[n]["key"] == key}
+    def unchanged(self, keys: InstanceKeys) -> dict[str, dict]:
+        """node id -> its kept item, for each instance whose inputs now are those it was kept under."""
+        return {n: self.entries[n]["item"] for n in keys if n in self.entries and keys.holds(n, self.entries[n])}
 
-    def save(self, keys: dict[str, str | None], items: list[dict]) -> None:
-        """Keep `items` (a complete gate run's) under `keys`; an instance without a key is not kept."""
-        entries = {it["nodeid"]: {"key": keys[it["nodeid"]], "item": it} for it in items
-                   if keys.get(it["nodeid"]) is not None}
+    def save(self, keys: InstanceKeys, items: list[dict], read_back=()) -> None:
+        """Keep `items` (what a gate run ran, each with the calls it heard) under their inputs, and the
+        entries of `read_back` (the instances read from this kept run: their inputs held) as they are; an
+        instance without a key is not kept. Together they are a complete run's."""
+        entries = {n: self.entries[n] for n in read_back if n in self.entries}
+        entries.update({it["nodeid"]: e for it in items if (e := keys.entry(it)) is not None})
         jsonio.write_json(self.path, {"schema": SCHEMA, "instances": entries})
 
 
@@ -66,4 +102,4 @@ def _read(path: Path) -> dict[str, dict]:
     """The valid kept entries (jsonio.read_instances: none of a bad file)."""
     return {n: e for n, e in jsonio.read_instances(path, SCHEMA).items()
             if isinstance(e, dict) and isinstance(e.get("key"), str) and isinstance(e.get("item"), dict)
-            and e["item"].get("nodeid") == n}
+            and isinstance(e.get("targets"), dict) and e["item"].get("nodeid") == n}

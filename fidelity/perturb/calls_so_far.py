@@ -13,8 +13,9 @@ Only call events are heard (no line tracing), and only frames of the wanted file
 None, for the rest of the process, once what it saw may be incomplete:
   - another tracer was set (the audit event of sys.settrace: a debugger, coverage, hypothesis's explain
     phase), even if this one was put back afterwards: the calls made meanwhile went unheard;
-  - the process started another (audit events of fork, exec, spawn, system, subprocess): its calls are
-    not heard here;
+  - the process started another that may run the project's Python (audit events: a fork other than the
+    runner's own, a shell, or a program that is Python: the interpreter, or a script whose first line names
+    it): its calls are not heard here. Another program (`file`, a compiler) runs none of them;
   - CUDA was initialised: the autograd engine runs a Python backward on a device thread that no Python
     tracer reaches (threads started with `threading` are traced).
 The caller keys such a result by whole files, as without a trace.
@@ -22,18 +23,25 @@ The caller keys such a result by whole files, as without a trace.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import threading
 
-_PROCESS_EVENTS = frozenset({"os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "os.spawn", "os.system",
-                             "subprocess.Popen", "os.startfile", "pty.spawn"})
+_PROGRAM_AT = {"subprocess.Popen": 0, "os.posix_spawn": 0, "os.exec": 0, "os.spawn": 1}  # the event's argument
+_ANY_CODE = frozenset({"os.fork", "os.forkpty", "os.system", "os.startfile", "pty.spawn"})  # may run anything
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "env", "xargs"})
 
 
 class CallsSoFar:
-    def __init__(self, paths):
-        self._wanted = {os.path.realpath(p): p for p in paths}
+    """`paths`: the files whose calls are kept; None: every file's, until `narrow` names them (a run that
+    learns which files matter only once it has collected, and collection calls code too)."""
+
+    def __init__(self, paths=None):
+        self._wanted: dict[str, str] | None = None
         self._known: dict[str, str | None] = {}  # co_filename -> the wanted path it is, or None
-        self._calls: dict[str, set[int]] = {p: set() for p in self._wanted.values()}
+        self._calls: dict[str, set[int]] = {}  # a wanted path (or, before narrowing, a co_filename) -> first lines
+        if paths is not None:
+            self.narrow(paths)
         self._trusted = True
         self._started = False
         self._own_fork = False
@@ -44,6 +52,16 @@ class CallsSoFar:
         threading.settrace(self._call)
         self._started = True
         sys.settrace(self._call)
+
+    def narrow(self, paths) -> None:
+        """Keep only the calls of `paths` from now on, and those of them heard so far."""
+        wanted = {os.path.realpath(p): p for p in paths}
+        calls: dict[str, set[int]] = {p: set() for p in wanted.values()}
+        for filename, lines in self._calls.items():
+            path = wanted.get(os.path.realpath(filename)) if self._wanted is None else filename
+            if path in calls:
+                calls[path] |= lines
+        self._wanted, self._known, self._calls = wanted, {}, calls
 
     def fork(self) -> int:
         """os.fork() by the runner itself (a worker per gate file), not counted as a process the code under
@@ -59,12 +77,15 @@ class CallsSoFar:
         # `!=`: the tracer is a bound method, equal to self._call but never the same object
         if not self._started or sys.gettrace() != self._call or _cuda_initialised():
             self._trusted = False
-        if not self._trusted:
+        if not self._trusted or self._wanted is None:
             return None
         return {p: sorted(lines) for p, lines in self._calls.items()}
 
     def _call(self, frame, event, arg):
         filename = frame.f_code.co_filename
+        if self._wanted is None:  # not narrowed yet: every file's
+            self._calls.setdefault(filename, set()).add(frame.f_code.co_firstlineno)
+            return None
         try:
             path = self._known[filename]
         except KeyError:
@@ -74,7 +95,9 @@ class CallsSoFar:
         return None  # no line events: only calls are needed
 
     def _audit(self, event: str, args) -> None:
-        if event in _PROCESS_EVENTS and not (self._own_fork and event == "os.fork"):
+        if event in _ANY_CODE and not (self._own_fork and event == "os.fork"):
+            self._trusted = False
+        elif event in _PROGRAM_AT and may_run_python(args[_PROGRAM_AT[event]]):
             self._trusted = False
         elif event == "sys.settrace" and self._started and not self._ours_set():
             self._trusted = False  # another tracer: even put back later, the calls meanwhile went unheard
@@ -86,6 +109,24 @@ class CallsSoFar:
         if caller.f_code is CallsSoFar.start.__code__:
             return True
         return caller.f_code.co_name == "_bootstrap_inner" and threading.gettrace() == self._call
+
+
+def may_run_python(program) -> bool:
+    """Whether a started program may run the project's Python: a shell, the interpreter (by its path or its
+    name), a script whose first line names python, or a program that cannot be read (not known: it may)."""
+    program = os.fsdecode(program) if isinstance(program, (str, bytes, os.PathLike)) else None
+    if not program:
+        return True
+    name = os.path.basename(program)
+    if name in _SHELLS or name.startswith("python") or os.path.realpath(program) == os.path.realpath(sys.executable):
+        return True
+    found = program if os.sep in program else shutil.which(program)
+    try:
+        with open(found, "rb") as f:
+            first = f.readline(256)
+    except (OSError, TypeError):
+        return True
+    return first.startswith(b"#!") and b"python" in first
 
 
 def _cuda_initialised() -> bool:

@@ -71,18 +71,35 @@ class InputsNow:
 
     def key(self, item: dict) -> str | None:
         """The key of one index item's clean run; None when it cannot be keyed (see module doc)."""
+        apart = self.key_apart_from_targets(item)
+        if apart is None:
+            return None
+        h = hashlib.sha256(apart.encode() + b"\n")
+        for t in sorted(item["targets"]):
+            h.update(f"{t} {self._target(t)}\n".encode())
+        return h.hexdigest()
+
+    def key_apart_from_targets(self, item: dict) -> str | None:
+        """The key of everything `key` covers but the targets' sources (their names are in it): a caller that
+        keys the sources by the functions a run executed (keys by function) adds them itself. None when the
+        item cannot be keyed."""
         targets = sorted(item.get("targets") or ())
-        if not targets:
+        if not targets or any(self._target(t) is None for t in targets):
             return None
         h = hashlib.sha256(self._shared.encode() + b"\n")
         h.update(f"{item['nodeid']}\n".encode())
         h.update(self._named_sha(self.root / item["file"]))
         for t in targets:
-            sha = self._target(t)
-            if sha is None:
-                return None
-            h.update(f"{t} {sha}\n".encode())
+            h.update(f"target {t}\n".encode())
         return h.hexdigest()
+
+    def target_source(self, module: str) -> str | None:
+        """The file a target module is imported from by a child of the project (None: not found)."""
+        return self._source(module)
+
+    def target_meaning(self, module: str) -> str | None:
+        """The meaning key of a target module's source (None: not found)."""
+        return self._target(module)
 
     def _named_sha(self, path: Path) -> bytes:
         """The file's name as the project sees it (no machine's path) and its sha256."""

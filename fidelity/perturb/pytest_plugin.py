@@ -29,6 +29,8 @@ run mode (the default): before each test the readings store
              ran, while a pytest fixture it uses was set up, or while its
              module was collected (an audit hook on the "open" event, and on the
              fixture store's READ_AUDIT_EVENT for a fixture it parsed earlier).
+  calls_so_far  with `--fidelity-trace-calls`: {source file of a target: first lines of its code objects
+             the process had called by the test's end}, or null when that cannot be trusted (calls_so_far.py)
 Each item is also appended as a line to RESULTS.partial as soon as it ends
 (and a "start" line when it begins), so a child that crashes or is killed
 leaves what it did and which test it was in.
@@ -72,6 +74,9 @@ def pytest_addoption(parser):
     group.addoption("--fidelity-trace-lines", action="append", default=[], metavar="FILE",
                     help="record, per test, the lines of FILE it executed and the functions of FILE it called "
                          "(a mutant of FILE then runs only the tests that reach its lines)")
+    group.addoption("--fidelity-trace-calls", action="store_true", default=False,
+                    help="record, per test, the functions of its targets' files that its process had called by its "
+                         "end (calls_so_far.py: what a kept result depends on, by function)")
     group.addoption("--fidelity-seed", action="store_true", default=False,
                     help="seed the global random generators just before the first test runs (a patched "
                          "child: seeding.py)")
@@ -110,7 +115,7 @@ def pytest_configure(config):
                         stop_gate_when_red=config.getoption("--fidelity-stop-gate-when-red"),
                         stop_when_any_red=config.getoption("--fidelity-stop-when-any-red"),
                         trace_lines=config.getoption("--fidelity-trace-lines"), worker=worker,
-                        seed=config.getoption("--fidelity-seed"))
+                        seed=config.getoption("--fidelity-seed"), trace_calls=config.getoption("--fidelity-trace-calls"))
     config.pluginmanager.register(recorder, "fidelity-perturb-recorder")
 
 

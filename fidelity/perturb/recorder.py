@@ -13,10 +13,13 @@ import pytest
 
 from fidelity.evidence import jsonio
 from fidelity.perturb import seeding
+from fidelity.perturb.calls_so_far import CallsSoFar
 from fidelity.perturb.failure_kind import MESSAGE_LIMIT, describe_failure, exc_type_from_text, skip_reason
 from fidelity.perturb.fixture_reads import FixtureReads
 from fidelity.perturb.gate_markers import gate_id, gate_markers
 from fidelity.perturb.line_trace import LinesExecuted
+from fidelity.targets import locate
+from fidelity.targets.errors import TargetNotFound
 
 ALREADY_RED = "not run: an earlier instance of this gate already failed by its own assertion"
 ANOTHER_RED = "not run: another gate already failed by its own assertion"
@@ -37,10 +40,24 @@ def _availability() -> list[dict] | None:
         return None
 
 
+def target_files(items, rootdir: str | None) -> list[str]:
+    """The source files of the modules `items` target, as a child of the project imports them (the files
+    whose calls a kept result depends on: gaterun/target_functions.py)."""
+    search = locate.child_search_path(rootdir or os.getcwd())
+    files = set()
+    for module in {t for item in items for t in gate_markers(item).get("targets") or ()}:
+        try:
+            files.add(locate.find_source(module, search))
+        except TargetNotFound:
+            pass  # not found: its instances cannot be keyed, and are never kept
+    return sorted(files)
+
+
 class Recorder(FixtureReads):
     def __init__(self, mode: str, results: str, fixtures: str | None, subject_files: list[str], rootdir: str | None = None,
                  keep: set[str] | None = None, stop_gate_when_red: bool = False, stop_when_any_red: bool = False,
-                 trace_lines: list[str] = (), worker: str | None = None, seed: bool = False):
+                 trace_lines: list[str] = (), worker: str | None = None, seed: bool = False,
+                 trace_calls: bool = False):
         self.mode = mode
         self.seed = seed
         self.worker = worker
@@ -49,6 +66,9 @@ class Recorder(FixtureReads):
         self.stop_gate_when_red = stop_gate_when_red or stop_when_any_red
         self.stop_when_any_red = stop_when_any_red
         self.trace_lines = [os.path.abspath(p) for p in trace_lines]
+        self.calls = CallsSoFar() if trace_calls and mode == "run" else None
+        if self.calls is not None:  # from before collection: what collection calls is in every instance's record
+            self.calls.start()
         self._red_gates: set[str] = set()  # gates with an instance failed by assertion (stop mode)
         self.rootdir = os.path.abspath(rootdir) + os.sep if rootdir else None
         self.results = os.path.abspath(results)
@@ -106,6 +126,8 @@ class Recorder(FixtureReads):
     def pytest_collection_finish(self, session):
         if self.mode == "run":  # how many will run: a watcher of the .partial file can show done / total
             self._write_partial({"event": "collected", "count": len(session.items)})
+            if self.calls is not None:
+                self.calls.narrow(target_files(session.items, self.rootdir))
             if self.seed:
                 seeding.seed_global_generators()
             if self.worker is not None:  # every worker collects all of them, in the same order
@@ -176,6 +198,8 @@ class Recorder(FixtureReads):
         entry.update(gate_markers(item))
         if cur.get("lines_executed") is not None:
             entry["lines_executed"] = cur["lines_executed"]
+        if self.calls is not None:
+            entry["calls_so_far"] = self.calls.seen()
         if failure is not None:
             entry.update(failure)
             entry["outcome"] = "failed" if failure["phase"] == "call" else "error"
@@ -226,6 +250,10 @@ class Recorder(FixtureReads):
         self._readings.reset()
         self._current = {"failure": None, "skip": {"phase": "setup", "reason": reason}, "readings": None}
         self._finish(item, 0.0)
+
+    def fork(self) -> int:
+        """os.fork() for a runner that forks after collection: the calls heard so far go on being heard."""
+        return self.calls.fork() if self.calls is not None else os.fork()
 
     def start_over(self, results: str) -> None:
         """A batch child's forked process runs one mutant: it reports to its own results file,

@@ -23,17 +23,17 @@ MODULE = textwrap.dedent('''
 ''')
 
 
-def heard(tmp_path, body: str):
+def heard(tmp_path, body: str, listen: str = "CallsSoFar([{path!r}])"):
     """What seen() returned at the end of `body` (a script that has `calls` started and `m` imported)."""
     (tmp_path / "m.py").write_text(MODULE)
     script = textwrap.dedent('''
         import json, os, subprocess, sys, threading
         sys.path.insert(0, {folder!r})
         from fidelity.perturb.calls_so_far import CallsSoFar
-        calls = CallsSoFar([{path!r}])
+        calls = LISTEN
         calls.start()
         import m
-    ''').format(folder=str(tmp_path), path=str(tmp_path / "m.py")) + textwrap.dedent(body) + textwrap.dedent('''
+    ''').replace("LISTEN", listen).format(folder=str(tmp_path), path=str(tmp_path / "m.py")) + textwrap.dedent(body) + textwrap.dedent('''
         seen = calls.seen()
         print(json.dumps(None if seen is None else sorted(seen[{path!r}])))
     ''').format(path=str(tmp_path / "m.py"))
@@ -42,7 +42,7 @@ def heard(tmp_path, body: str):
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
-MODULE_LINE, USED_LINE, HELPER_LINE, LISTCOMP_LINE = 1, 2, 6, 7  # first lines in MODULE (it starts with a newline)
+MODULE_LINE, USED_LINE, HELPER_LINE, LISTCOMP_LINE, NEVER_LINE = 1, 2, 6, 7, 10  # first lines in MODULE (it starts with a newline)
 
 
 def test_the_calls_made_so_far_are_heard_and_a_function_never_called_is_not(tmp_path):
@@ -51,6 +51,13 @@ def test_the_calls_made_so_far_are_heard_and_a_function_never_called_is_not(tmp_
 
 def test_what_an_earlier_call_ran_stays_in_the_record(tmp_path):
     assert heard(tmp_path, "m.helper(2)\nm.never.__name__\n") == [MODULE_LINE, HELPER_LINE, LISTCOMP_LINE]
+
+
+def test_calls_heard_before_the_files_were_named_are_kept_for_them(tmp_path):
+    # a run names its target files once it has collected: what collection called counts
+    later = "m.never()\ncalls.narrow([{path!r}])\nm.helper(1)\n".format(path=str(tmp_path / "m.py"))
+    assert heard(tmp_path, later, listen="CallsSoFar()") == [MODULE_LINE, HELPER_LINE, LISTCOMP_LINE, NEVER_LINE]
+    assert heard(tmp_path, "m.used(1)\n", listen="CallsSoFar()") is None  # never narrowed: nothing to say
 
 
 def test_a_thread_started_after_the_start_is_heard(tmp_path):
@@ -65,6 +72,18 @@ def test_a_thread_started_after_the_start_is_heard(tmp_path):
 ])
 def test_a_process_started_or_a_tracer_swapped_makes_the_record_untrusted(tmp_path, what):
     assert heard(tmp_path, f"m.used(1)\n{what}\n") is None
+
+
+def test_a_program_that_is_not_python_leaves_the_record_trusted(tmp_path):
+    # platform.architecture() runs `file`; a compiler runs for a kernel: neither can call the project's functions
+    assert heard(tmp_path, "m.used(1)\nsubprocess.run(['true'])\n") == [MODULE_LINE, USED_LINE, HELPER_LINE,
+                                                                          LISTCOMP_LINE]
+
+
+@pytest.mark.parametrize("program", ["sh", "python3", "/no/such/program"])
+def test_a_shell_python_or_a_program_that_cannot_be_read_may_run_python(program):
+    from fidelity.perturb.calls_so_far import may_run_python
+    assert may_run_python(program) and may_run_python(sys.executable) and not may_run_python("true")
 
 
 def test_the_runners_own_fork_goes_on_listening_and_any_other_fork_does_not(tmp_path):

@@ -1,0 +1,72 @@
+"""What a kept gate result depends on in its targets' sources: whole files, or, where its process's calls
+were heard, each file's skeleton and the bodies of the functions called by the instance's end.
+
+A gate instance names the modules it runs (its targets). Its kept result (kept_gate_run.py) records per
+target module one of
+
+  {"whole": meaning key}                                 the calls were not heard (no trace, or one that
+                                                         calls_so_far.py does not trust): any edit counts
+  {"skeleton": key, "units": {unit: body key}}           keys by function (function_meaning.py): the file
+                                                         less its function bodies, and the body of every
+                                                         function its process had called by the instance's end
+
+and the result is read back while each recorded key equals the file's now. So an edit to a body no call
+reached keeps it; an edit to a body that ran, to the skeleton (an import, a constant, a def line, a new
+function, a decorated or conditional function: function_meaning.py says which) or a unit gone re-runs it.
+Why the process's calls and not the instance's own: an earlier instance may have left state this one read
+(calls_so_far.py).
+"""
+from __future__ import annotations
+
+import os
+
+from fidelity.function_meaning import FunctionKeys, function_keys
+from fidelity.perturb.clean_run_inputs import InputsNow
+
+
+class TargetsNow:
+    """The project's target modules as they are now, each file read once (make one per run)."""
+
+    def __init__(self, inputs: InputsNow):
+        self.inputs = inputs
+        self._split: dict[str, FunctionKeys | None] = {}
+
+    def split_now(self, modules) -> None:
+        """Split each of `modules`' files now, before a run: the lines the run hears are then placed in the
+        functions of the file it ran, whatever is saved later."""
+        for m in modules:
+            self._function_keys(m)
+
+    def recorded(self, targets, calls: dict[str, list[int]] | None) -> dict[str, dict]:
+        """What to keep for a result over `targets` whose process called `calls` ({file: first lines of the
+        code objects called}, calls_so_far.CallsSoFar.seen; None: not heard)."""
+        heard = None if calls is None else {os.path.realpath(p): lines for p, lines in calls.items()}
+        kept = {}
+        for module in sorted(targets):
+            split, path = self._function_keys(module), self.inputs.target_source(module)
+            if heard is None or split is None or path is None or os.path.realpath(path) not in heard:
+                kept[module] = {"whole": self.inputs.target_meaning(module)}
+                continue
+            ran = {split.unit_at(line) for line in heard[os.path.realpath(path)]} - {None}
+            kept[module] = {"skeleton": split.skeleton, "units": {u: split.units[u] for u in sorted(ran)}}
+        return kept
+
+    def holds(self, recorded: dict[str, dict]) -> bool:
+        """Whether every recorded dependency is as it was (module doc)."""
+        for module, was in recorded.items():
+            if "whole" in was:
+                if was["whole"] is None or was["whole"] != self.inputs.target_meaning(module):
+                    return False
+                continue
+            split = self._function_keys(module)
+            if split is None or split.skeleton != was.get("skeleton"):
+                return False
+            if any(split.units.get(unit) != key for unit, key in was.get("units", {}).items()):
+                return False
+        return True
+
+    def _function_keys(self, module: str) -> FunctionKeys | None:
+        if module not in self._split:
+            path = self.inputs.target_source(module)
+            self._split[module] = function_keys(path) if path and path.endswith(".py") else None
+        return self._split[module]
