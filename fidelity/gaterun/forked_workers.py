@@ -99,8 +99,9 @@ class ForkedFiles:
         session.testsfailed = sum(it["outcome"] in ("failed", "error") for it in merged) + len(lost)
         if lost:
             jsonio.write_json(lost_path(recorder.results), lost)
-        elif self.seconds_file and recorder.keep is None:  # a narrowed run's seconds are not its files'
-            jsonio.write_json(self.seconds_file, {f: round(how["wall_s"], 3) for f, how in sorted(self.ended.items())})
+        elif self.seconds_file and recorder.keep is None:  # some instances of a file: not the file's seconds
+            timed = {**_read_seconds(self.seconds_file), **{f: round(how["wall_s"], 3) for f, how in self.ended.items()}}
+            jsonio.write_json(self.seconds_file, dict(sorted(timed.items())))  # a run of some files times only those
         return True
 
     def order(self, files: list[tuple[str, list]]) -> list[int]:

@@ -2,6 +2,7 @@
 collection (fidelity/gaterun/forked_workers.py): issue 54, where each pytest-xdist worker imported
 torch and collected every instance before running its share. A fork that dies reports nothing
 of what it ran, and the run says so, naming the instance it was in."""
+import json
 import os
 import time
 from pathlib import Path
@@ -117,3 +118,36 @@ def test_forks_of_a_collection_that_computed_in_parallel_run_on_the_threads_aske
         data = run.wait(in_time)
     assert [it["outcome"] for it in data["items"] if "test_threaded" in it["nodeid"]] == ["passed"] * 2
     assert threads.read_text().split() == ["2", "2"]  # what child_env asked each of them for
+
+
+class _Item:
+    def __init__(self, nodeid):
+        self.nodeid = nodeid
+
+
+def test_files_start_longest_first_as_the_last_whole_run_timed_them_else_in_collection_order(tmp_path):
+    from fidelity.gaterun.forked_workers import ForkedFiles, by_file
+
+    files = by_file([_Item(f"tests/gates/test_{name}.py::test_{k}") for name in "abc" for k in range(2)])
+    assert [path for path, _ in files] == [f"tests/gates/test_{name}.py" for name in "abc"]
+    seconds = tmp_path / "seconds.json"
+    assert ForkedFiles(2, str(seconds), None).order(files) == [0, 1, 2]  # never timed
+    seconds.write_text('{"tests/gates/test_a.py": 1.0, "tests/gates/test_c.py": 5.0}')
+    assert ForkedFiles(2, str(seconds), None).order(files) == [2, 0, 1]  # b not timed: after those that were
+
+
+def test_a_run_of_every_instance_times_its_files_and_a_narrowed_one_forgets_none(tmp_path):
+    here = _project(tmp_path)
+    seconds = here.root / ".fidelity-cache" / gates_stage.FILE_SECONDS
+    gates_stage.run_gate_suite(here, env={"COLLECTED": str(tmp_path / "collected")}, jobs=2)
+    timed = json.loads(seconds.read_text())
+    assert sorted(timed) == sorted(here.relative(f) for f in gates_stage.gate_files(here.gates))
+    assert all(s > 0 for s in timed.values())
+    with gates_stage.GateSuiteRun(here, env={"COLLECTED": str(tmp_path / "collected")}, jobs=2,
+                                  keep={"tests/gates/test_counted.py::test_counted[0]"}) as run:
+        assert [it["nodeid"] for it in run.wait()["items"]] == ["tests/gates/test_counted.py::test_counted[0]"]
+    assert json.loads(seconds.read_text()) == timed
+    two = sorted(gates_stage.gate_files(here.gates))[:2]  # a run of some files (check --subject) times those
+    with gates_stage.GateSuiteRun(here, env={"COLLECTED": str(tmp_path / "collected")}, jobs=2, files=two) as run:
+        assert run.wait()["items"]
+    assert sorted(json.loads(seconds.read_text())) == sorted(timed)
