@@ -296,10 +296,11 @@ class CheckGates:
                 self.kept = self.kept_run.unchanged(self.keys)
                 keep = set(self.keys) - set(self.kept)
                 self.keys.split_targets_now()
-        # the run is kept: each instance's calls into its targets are heard, so an edit to a function no call
-        # reached keeps its result (kept_gate_run.py)
-        self.suite = GateSuiteRun(self.here, extra_args=("--fidelity-trace-calls",), jobs=getattr(args, "jobs", None),
-                                  keep=keep)
+        # --changed hears each instance's calls into its targets, so the next edit to a function no call reached
+        # keeps its result (kept_gate_run.py); a plain check does not: hearing every call costs it about half
+        # again its CPU, and its kept results are keyed by whole files
+        trace = ("--fidelity-trace-calls",) if self.keys is not None else ()
+        self.suite = GateSuiteRun(self.here, extra_args=trace, jobs=getattr(args, "jobs", None), keep=keep)
 
     def __enter__(self) -> "CheckGates":
         return self
@@ -322,7 +323,7 @@ class CheckGates:
             data["kept_instances"] = len(self.kept)
         if data.get("returncode") in (0, 1) and not data.get("collect_errors"):
             keys = self.keys if self.keys is not None else kept_gate_run.keys_of(self.here, data["items"])
-            self.kept_run.save(keys, traced, read_back=self.kept)
+            self.kept_run.save(keys, traced, read_back=self.kept, by_file=self.suite.workers > 1)
         return data
 
 

@@ -60,13 +60,15 @@ class InstanceKeys(dict):
         """Read the targets' files before a run whose calls will be placed in their functions."""
         self.targets.split_now({t for ts in self._targets_of.values() for t in ts})
 
-    def entry(self, item: dict) -> dict | None:
-        """What to keep for a run's item: its key and its targets as its calls read them; None: not kept."""
+    def entry(self, item: dict, before=()) -> dict | None:
+        """What to keep for a run's item: its key and its targets as its calls read them, merged with `before`
+        (the targets recorded for the instances a whole run would have run before it in its process);
+        None: not kept."""
         key = self.get(item["nodeid"])
         if key is None:
             return None
-        return {"key": key, "targets": self.targets.recorded(self._targets_of[item["nodeid"]], item.get(TRACE)),
-                "item": without_trace(item)}
+        targets = self.targets.recorded(self._targets_of[item["nodeid"]], item.get(TRACE))
+        return {"key": key, "targets": self.targets.merged(targets, before), "item": without_trace(item)}
 
     def holds(self, nodeid: str, kept: dict) -> bool:
         key = self.get(nodeid)
@@ -89,12 +91,23 @@ class KeptGateRun:
         """node id -> its kept item, for each instance whose inputs now are those it was kept under."""
         return {n: self.entries[n]["item"] for n in keys if n in self.entries and keys.holds(n, self.entries[n])}
 
-    def save(self, keys: InstanceKeys, items: list[dict], read_back=()) -> None:
+    def save(self, keys: InstanceKeys, items: list[dict], read_back=(), by_file: bool = True) -> None:
         """Keep `items` (what a gate run ran, each with the calls it heard) under their inputs, and the
         entries of `read_back` (the instances read from this kept run: their inputs held) as they are; an
-        instance without a key is not kept. Together they are a complete run's."""
+        instance without a key is not kept. Together they are a complete run's.
+
+        A whole run would have run the instances read back in the same process as the ones that ran (the
+        same file's fork, or with `by_file` False the one serial process), before those that follow them, and
+        state they left could count: so what they recorded is added to the records of those that follow."""
         entries = {n: self.entries[n] for n in read_back if n in self.entries}
-        entries.update({it["nodeid"]: e for it in items if (e := keys.entry(it)) is not None})
+        ran = {it["nodeid"]: it for it in items}
+        before: dict[str, list[dict]] = {}  # process -> targets recorded by the instances so far, suite order
+        for n in keys:
+            process = n.split("::", 1)[0] if by_file else ""
+            if n in ran and (e := keys.entry(ran[n], before.get(process, ()))) is not None:
+                entries[n] = e
+            if n in entries:
+                before.setdefault(process, []).append(entries[n]["targets"])
         jsonio.write_json(self.path, {"schema": SCHEMA, "instances": entries})
 
 

@@ -94,10 +94,11 @@ class CallsSoFar:
             self._calls[path].add(frame.f_code.co_firstlineno)
         return None  # no line events: only calls are needed
 
-    def _audit(self, event: str, args) -> None:
-        if event in _ANY_CODE and not (self._own_fork and event == "os.fork"):
+    def _audit(self, event: str, args, _any_code=_ANY_CODE, _program_at=_PROGRAM_AT) -> None:
+        # the constants bound as defaults: audit hooks run at interpreter exit too, after the globals are gone
+        if event in _any_code and not (self._own_fork and event == "os.fork"):
             self._trusted = False
-        elif event in _PROGRAM_AT and may_run_python(args[_PROGRAM_AT[event]]):
+        elif event in _program_at and may_run_python(args[_program_at[event]]):
             self._trusted = False
         elif event == "sys.settrace" and self._started and not self._ours_set():
             self._trusted = False  # another tracer: even put back later, the calls meanwhile went unheard

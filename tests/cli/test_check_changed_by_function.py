@@ -2,7 +2,8 @@
 function, issue 54 point 2): an edit to a function no call of the instance reached keeps its result, an
 edit to one that ran re-runs it (and a changed result is never read back), and anything run at import or
 by every caller (a constant, a def line, a new function) re-runs every instance of the file. What an earlier
-instance of the same process ran counts too: it may have left state a later one reads."""
+instance of the same process ran counts too, it may have left state a later one reads: heard in the run, or,
+for an instance read back rather than run, what its record holds. The calls are heard by `--changed` only."""
 import json
 
 from toy_project import fidelity, init_project
@@ -58,10 +59,18 @@ A, B, C, D = (f"tests/gates/test_two.py::{name}" for name in (
 
 
 def _full_check(root) -> None:
-    """A plain check, which keeps every instance (its evidence stage is red: the new gates have no record)."""
-    done = fidelity("check", "--json", cwd=root)
-    assert done.returncode in (0, 1), done.stderr[-2000:]
-    assert next(s for s in json.loads(done.stdout)["stages"] if s["stage"] == "gates")["ok"]
+    """A plain check keeps every instance by whole files (it hears no call); then a `--changed` with nothing
+    kept runs them all again, hearing their calls. (The evidence stage is red: the new gates have no record.)"""
+    cache = root / ".fidelity-cache" / "check-gate-run.json"
+    for args in (("check", "--json"), ("check", "--json", "--changed")):
+        done = fidelity(*args, cwd=root)
+        assert done.returncode in (0, 1), done.stderr[-2000:]
+        assert next(s for s in json.loads(done.stdout)["stages"] if s["stage"] == "gates")["ok"]
+        kept = json.loads(cache.read_text())["instances"]
+        if "--changed" not in args:
+            assert all(set(kept[n]["targets"]["mypaper.two"]) == {"whole"} for n in (A, B, C, D))
+            cache.unlink()
+    assert all(set(kept[n]["targets"]["mypaper.two"]) == {"skeleton", "units"} for n in (A, B, C, D))
 
 
 def _edit(root, find, replace):
@@ -99,7 +108,8 @@ def test_only_the_instances_whose_process_called_the_edited_function_run_again(t
     _edit(root, "return 3 * x", "return x * 3")  # triple: b called it; a ran before, in the same process
     assert _ran(root) == {B, C, D}  # c and d ran after b in its process: what b left may count
 
-    _edit(root, "return 2 * x", "return x * 2")  # double: the first instance called it, so every later one counts it
+    # double: a called it, and b, c and d ran after a in a whole run's process, though the run above read a back
+    _edit(root, "return 2 * x", "return x * 2")
     assert _ran(root) == {A, B, C, D}
 
 
