@@ -26,7 +26,11 @@ real failures; --json (and --json-file) lists every problem, stale ones included
 --changed runs, of the gate suite, only the instances whose inputs changed since
 the last check on this machine (each instance's results are kept in the cache
 under a hash of what it reads); the others' results, red ones included, are read
-as they were; the fixtures stage reads the last clean verification whose inputs
+as they were. What it reads counts by meaning (a comment or docstring changes
+nothing) and, for the modules it targets, by function: a --changed run hears
+which functions of them its process called, so the next edit to a function no
+call reached keeps its result (a plain check hears nothing, which costs it less:
+its results are keyed by whole files); the fixtures stage reads the last clean verification whose inputs
 (fixture files, specs, the builder and oracle modules, versions) hash the same
 instead of recomputing every oracle. Every other stage runs in full. Plain check
 runs every instance and recomputes every fixture.
@@ -59,7 +63,8 @@ def add_parser(sub) -> None:
                         "reports the same instances in the same order")
     p.add_argument("--changed", action="store_true",
                    help="run only the gate instances whose inputs (gate file, helpers, fixtures, specs, targets' "
-                        "sources, harness, versions) changed since the last gate run of check on this machine, and read "
+                        "sources, harness, versions) changed since the last gate run of check on this machine (targets "
+                        "by the functions a --changed run heard called), and read "
                         "the others' results from it; the fixtures are not recomputed when their inputs hash "
                         "as at the last clean verification; plain check runs and recomputes everything")
     add_specs_option(p)
