@@ -30,9 +30,9 @@ as they were. What it reads counts by meaning (a comment or docstring changes
 nothing) and, for the modules it targets, by function: a --changed run hears
 which functions of them its process called, so the next edit to a function no
 call reached keeps its result (a plain check hears nothing, which costs it less:
-its results are keyed by whole files); the fixtures stage reads the last clean verification whose inputs
-(fixture files, specs, the builder and oracle modules, versions) hash the same
-instead of recomputing every oracle. Every other stage runs in full. Plain check
+its results are keyed by whole files). The fixtures stage reads the last clean
+verification whose inputs (fixture files, specs, the builder and oracle modules,
+versions) hash the same instead of recomputing every oracle. Every other stage runs in full. Plain check
 runs every instance and recomputes every fixture.
 """
 from __future__ import annotations
