@@ -15,7 +15,12 @@ each command is run as a user runs it, in a fresh process (cache and project tak
     check --changed            `fidelity check --changed --json-file`: the gates stage's instances run
                                and kept
   code edit                  CODE_LINE added at module level of EDITED_FILE (after the comment edit),
-    check --changed            the same command: what a one-line edit of code re-runs
+    check --changed            the same command: what a one-line edit of code re-runs (the skeleton of
+                               the file changed: everything that read it; this run hears their calls)
+  function edit              FUNCTION_OLD rewritten as FUNCTION_NEW (one function's body: the same result
+                             written otherwise), then
+    check --changed            what an edit of one function re-runs (keys by function: the instances whose
+                               process called it, as the run before heard them)
 
 and, in the same run, the floor: `python -c "import torch"` (the best of three). `measure` returns
 the seconds and counts for fidelity.bench.all, which prints them as figures beside the floor.
@@ -44,6 +49,8 @@ COMMENT_LINE = "# A comment line added by fidelity.bench.edit_cost_bench: it cha
 DOCSTRING_OLD = '"""H^0 [.., n, d]: n replicated copies of h [.., d]."""'
 DOCSTRING_NEW = '"""n replicated copies of h [.., d], stacked as H^0 [.., n, d] (docstring rewritten by the bench)."""'
 CODE_LINE = "_EDITED = 1  # one line of code added at module level by fidelity.bench.edit_cost_bench\n"
+FUNCTION_OLD = "return H.sum(dim=-2)"  # HyperConnection.readout's body
+FUNCTION_NEW = "return torch.sum(H, -2)"
 
 
 class BenchFailed(RuntimeError):
@@ -86,6 +93,14 @@ def edit_code(path: Path) -> None:
     if "\nclass " not in text:
         raise BenchFailed(f"{path}: no top-level class to put {CODE_LINE.strip()!r} before")
     path.write_text(text.replace("\nclass ", "\n" + CODE_LINE + "\n\nclass ", 1), encoding="utf-8")
+
+
+def edit_function(path: Path) -> None:
+    """Rewrite FUNCTION_OLD as FUNCTION_NEW: one function's body, its result the same."""
+    text = path.read_text(encoding="utf-8")
+    if text.count(FUNCTION_OLD) != 1:
+        raise BenchFailed(f"{path}: {FUNCTION_OLD!r} is not there once; update FUNCTION_OLD in {__name__}")
+    path.write_text(text.replace(FUNCTION_OLD, FUNCTION_NEW), encoding="utf-8")
 
 
 def snapshot(folder: Path) -> dict[str, str]:
@@ -153,7 +168,8 @@ def floor_s(repeat: int = 3) -> float:
 
 
 def measure(root: Path, say=print, floor: float | None = None) -> dict:
-    """{"floor_s", "check", "comment_perturb_stale", "comment_check_changed", "code_check_changed"}: each a
+    """{"floor_s", "check", "comment_perturb_stale", "comment_check_changed", "code_check_changed",
+    "function_check_changed"}: each a
     Step as a dict (the floor in seconds: `floor` when the caller measured it in this run), all from one
     copy of `root`."""
     env = {k: v for k, v in os.environ.items() if k not in (project.ROOT_ENV, "FIDELITY_CACHE_DIR")}
@@ -175,6 +191,9 @@ def measure(root: Path, say=print, floor: float | None = None) -> dict:
         edit_code(copy / EDITED_FILE)
         say("one line of code: fidelity check --changed ...")
         out["code_check_changed"] = asdict(_check_changed(copy, env))
+        edit_function(copy / EDITED_FILE)
+        say("one function's body: fidelity check --changed ...")
+        out["function_check_changed"] = asdict(_check_changed(copy, env))
     return out
 
 
@@ -184,7 +203,8 @@ def lines(m: dict) -> list[str]:
     rows = [("plain check (keeps a gate run)", m["check"]),
             (f"comment edit of {EDITED_FILE}: perturb --stale", m["comment_perturb_stale"]),
             ("comment edit: check --changed", m["comment_check_changed"]),
-            (f"one line of code ({CODE_LINE.split('#')[0].strip()}): check --changed", m["code_check_changed"])]
+            (f"one line of code ({CODE_LINE.split('#')[0].strip()}): check --changed", m["code_check_changed"]),
+            (f"one function's body ({FUNCTION_OLD} -> {FUNCTION_NEW}): check --changed", m["function_check_changed"])]
     out = [f"floor: python -c 'import torch' = {floor:.2f} s (best of 3); {os.cpu_count()} cores, "
            f"load average (1, 5, 15 min) before {m['load_average_before']}, after {_load_average()}"]
     for label, step in rows:

@@ -33,6 +33,16 @@ def test_the_comment_edit_changes_bytes_not_meaning_and_the_code_edit_changes_me
     compile(edited.read_text(), str(edited), "exec")  # still a module
 
 
+def test_the_function_edit_changes_one_body_and_nothing_run_at_import(edited):
+    from fidelity.function_meaning import function_keys
+
+    before = function_keys(edited)
+    bench.edit_function(edited)
+    after = function_keys(edited)
+    assert after.skeleton == before.skeleton
+    assert {u for u in before.units if before.units[u] != after.units[u]} == {"HyperConnection.readout"}
+
+
 def test_an_edit_whose_anchor_is_gone_says_so(tmp_path):
     path = tmp_path / "m.py"
     path.write_text("x = 1\n")
@@ -40,6 +50,8 @@ def test_an_edit_whose_anchor_is_gone_says_so(tmp_path):
         bench.edit_comment(path)
     with pytest.raises(bench.BenchFailed, match="no top-level class"):
         bench.edit_code(path)
+    with pytest.raises(bench.BenchFailed, match="FUNCTION_OLD"):
+        bench.edit_function(path)
 
 
 def test_files_rewritten_counts_changed_added_and_removed_files_only(tmp_path):
@@ -79,16 +91,19 @@ def _step(wall_s, **counts):
     return {"command": "cmd", "wall_s": wall_s, "returncode": 0, "counts": counts}
 
 
-def test_bench_all_holds_the_code_edit_to_four_times_the_floor_and_says_each_edits_counts(monkeypatch):
+def test_bench_all_holds_the_code_and_function_edits_to_four_times_the_floor_and_says_each_edits_counts(monkeypatch):
     from fidelity.bench import all as bench_all
 
     measured = {"floor_s": 1.0, "check": _step(90.0), "load_average_before": "n/a",  # as measure gives them
                 "comment_perturb_stale": _step(3.0, perturbations=221, rerun=0, reports_files_rewritten=0),
                 "comment_check_changed": _step(4.0, instances_run=0, instances_kept=3274),
-                "code_check_changed": _step(17.0, instances_run=880, instances_kept=2394)}
+                "code_check_changed": _step(17.0, instances_run=880, instances_kept=2394),
+                "function_check_changed": _step(4.5, instances_run=12, instances_kept=3262)}
     monkeypatch.setattr(bench_all.edit_cost_bench, "measure", lambda root, say, floor: measured)
-    stale, comment, code = bench_all._edit_figures(1.25, None, print)
-    assert [f["name"] for f in (stale, comment, code)] == ["perturb_stale_comment", "check_changed_comment", "check_changed"]
+    stale, comment, code, function = bench_all._edit_figures(1.25, None, print)
+    assert [f["name"] for f in (stale, comment, code, function)] == [
+        "perturb_stale_comment", "check_changed_comment", "check_changed", "check_changed_function"]
+    assert "12 of 3274 instances run" in function["command"] and function["target_ratio_to_floor"] == 4.0
     assert "0 of 221 re-run, 0 files under reports/ rewritten" in stale["command"]
     assert "0 of 3274 instances run" in comment["command"] and "880 of 3274 instances run" in code["command"]
     assert (code["ratio_to_floor"], code["target_ratio_to_floor"], code["met_ratio_to_floor"]) == (13.6, 4.0, False)
