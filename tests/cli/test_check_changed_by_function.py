@@ -5,7 +5,10 @@ by every caller (a constant, a def line, a new function) re-runs every instance 
 instance of the same process ran counts too, it may have left state a later one reads: heard in the run, or,
 for an instance read back rather than run, what its record holds. The calls are heard by `--changed` only."""
 import json
+import shutil
+from pathlib import Path
 
+import pytest
 from toy_project import fidelity, init_project
 
 TWO = '''"""Two functions, each gated on its own, and a cache one gate fills and another reads."""
@@ -53,9 +56,29 @@ def test_c_the_table_is_built():
 def test_d_scaled_reads_what_the_build_left():
     assert two.scaled(2) == 10, f"scaled(2) = {two.scaled(2)}"  # never calls build: an earlier instance did
 '''
+NEVER_CALLED = '''
+
+def never_called(x):
+    return x
+'''
 A, B, C, D = (f"tests/gates/test_two.py::{name}" for name in (
     "test_a_double_of_three_is_six", "test_b_triple_of_two_is_six", "test_c_the_table_is_built",
     "test_d_scaled_reads_what_the_build_left"))
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory):
+    """The toy project with mypaper/two.py and its gates, after a plain check and a traced `--changed`."""
+    root = init_project(tmp_path_factory.mktemp("traced"))
+    (root / "mypaper" / "two.py").write_text(TWO + NEVER_CALLED)
+    (root / "tests" / "gates" / "test_two.py").write_text(GATES)
+    _full_check(root)
+    return root
+
+
+@pytest.fixture
+def root(traced, tmp_path):
+    return Path(shutil.copytree(traced, tmp_path / "mypaper"))
 
 
 def _full_check(root) -> None:
@@ -99,11 +122,7 @@ def _statuses(root) -> dict[str, str]:
             if r["gate"].startswith("tests/gates/test_two.py")}
 
 
-def test_only_the_instances_whose_process_called_the_edited_function_run_again(tmp_path):
-    root = init_project(tmp_path)
-    (root / "mypaper" / "two.py").write_text(TWO)
-    (root / "tests" / "gates" / "test_two.py").write_text(GATES)
-    _full_check(root)
+def test_only_the_instances_whose_process_called_the_edited_function_run_again(root):
 
     _edit(root, "return 3 * x", "return x * 3")  # triple: b called it; a ran before, in the same process
     assert _ran(root) == {B, C, D}  # c and d ran after b in its process: what b left may count
@@ -113,22 +132,14 @@ def test_only_the_instances_whose_process_called_the_edited_function_run_again(t
     assert _ran(root) == {A, B, C, D}
 
 
-def test_an_edit_to_a_function_that_ran_earlier_in_the_process_reruns_the_instance_that_read_its_state(tmp_path):
-    root = init_project(tmp_path)
-    (root / "mypaper" / "two.py").write_text(TWO)
-    (root / "tests" / "gates" / "test_two.py").write_text(GATES)
-    _full_check(root)
+def test_an_edit_to_a_function_that_ran_earlier_in_the_process_reruns_the_instance_that_read_its_state(root):
 
     _edit(root, '_TABLE["scale"] = 5', '_TABLE["scale"] = 6')  # build: c called it, d only read what it left
     assert _ran(root) == {C, D}
     assert _statuses(root)["test_d_scaled_reads_what_the_build_left"] == "failed"  # never read back green
 
 
-def test_an_edit_run_at_import_or_by_every_caller_reruns_every_instance_of_the_file(tmp_path):
-    root = init_project(tmp_path)
-    (root / "mypaper" / "two.py").write_text(TWO)
-    (root / "tests" / "gates" / "test_two.py").write_text(GATES)
-    _full_check(root)
+def test_an_edit_run_at_import_or_by_every_caller_reruns_every_instance_of_the_file(root):
 
     _edit(root, "def scaled(x):", "def unused():\n    return 0\n\n\ndef scaled(x):")  # a new function
     assert _ran(root) == {A, B, C, D}
@@ -136,15 +147,6 @@ def test_an_edit_run_at_import_or_by_every_caller_reruns_every_instance_of_the_f
     assert _ran(root) == {A, B, C, D}
 
 
-def test_a_comment_or_a_body_no_process_called_reruns_nothing(tmp_path):
-    root = init_project(tmp_path)
-    (root / "mypaper" / "two.py").write_text(TWO + '''
-
-def never_called(x):
-    return x
-''')
-    (root / "tests" / "gates" / "test_two.py").write_text(GATES)
-    _full_check(root)
-
-    _edit(root, "    return x\n", "    return -x  # changed\n")
+def test_a_comment_or_a_body_no_process_called_reruns_nothing(root):
+    _edit(root, "def never_called(x):\n    return x\n", "def never_called(x):\n    return -x  # changed\n")
     assert _ran(root) == set()
