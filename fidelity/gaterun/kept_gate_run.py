@@ -60,15 +60,15 @@ class InstanceKeys(dict):
         """Read the targets' files before a run whose calls will be placed in their functions."""
         self.targets.split_now({t for ts in self._targets_of.values() for t in ts})
 
-    def entry(self, item: dict, before=()) -> dict | None:
-        """What to keep for a run's item: its key and its targets as its calls read them, merged with `before`
-        (the targets recorded for the instances a whole run would have run before it in its process);
+    def entry(self, item: dict, earlier: dict | None = None) -> dict | None:
+        """What to keep for a run's item: its key and its targets as its calls read them, merged with `earlier`
+        (what the instances a whole run would have run before it in its process recorded, merged);
         None: not kept."""
         key = self.get(item["nodeid"])
         if key is None:
             return None
         targets = self.targets.recorded(self._targets_of[item["nodeid"]], item.get(TRACE))
-        return {"key": key, "targets": self.targets.merged(targets, before), "item": without_trace(item)}
+        return {"key": key, "targets": self.targets.merged(targets, earlier or {}), "item": without_trace(item)}
 
     def holds(self, nodeid: str, kept: dict) -> bool:
         key = self.get(nodeid)
@@ -101,13 +101,13 @@ class KeptGateRun:
         state they left could count: so what they recorded is added to the records of those that follow."""
         entries = {n: self.entries[n] for n in read_back if n in self.entries}
         ran = {it["nodeid"]: it for it in items}
-        before: dict[str, list[dict]] = {}  # process -> targets recorded by the instances so far, suite order
+        earlier: dict[str, dict] = {}  # process -> the targets its instances so far recorded, merged
         for n in keys:
             process = n.split("::", 1)[0] if by_file else ""
-            if n in ran and (e := keys.entry(ran[n], before.get(process, ()))) is not None:
+            if n in ran and (e := keys.entry(ran[n], earlier.get(process))) is not None:
                 entries[n] = e
             if n in entries:
-                before.setdefault(process, []).append(entries[n]["targets"])
+                earlier[process] = keys.targets.merged(entries[n]["targets"], earlier.get(process, {}), every_module=True)
         jsonio.write_json(self.path, {"schema": SCHEMA, "instances": entries})
 
 

@@ -51,21 +51,22 @@ class TargetsNow:
             kept[module] = {"skeleton": split.skeleton, "units": {u: split.units[u] for u in sorted(ran)}}
         return kept
 
-    def merged(self, recorded: dict[str, dict], before) -> dict[str, dict]:
-        """`recorded` with what each of `before` (records of instances that ran earlier in the same process)
-        recorded for the same modules: a module whole in any of them is whole; else the bodies of both."""
-        merged = {m: dict(was, units=dict(was.get("units", {}))) if "units" in was else dict(was)
-                  for m, was in recorded.items()}
-        for earlier in before:
-            for module, was in earlier.items():
-                if module not in merged:
-                    continue
-                if "whole" in was or "whole" in merged[module]:
-                    merged[module] = {"whole": self.inputs.target_meaning(module)}
-                else:
-                    merged[module]["units"].update(was.get("units", {}))
-        return {m: dict(was, units=dict(sorted(was["units"].items()))) if "units" in was else was
-                for m, was in merged.items()}
+    def merged(self, recorded: dict[str, dict], earlier: dict[str, dict], every_module: bool = False) -> dict[str, dict]:
+        """`recorded` with what `earlier` (the instances that ran before it in the same process, merged)
+        recorded for its modules (`every_module`: for theirs too): a module whole in either is whole; else
+        the bodies of both."""
+        merged = dict(recorded)
+        for module, was in earlier.items():
+            now = merged.get(module)
+            if now is None:
+                if every_module:
+                    merged[module] = was
+            elif "whole" in was or "whole" in now:
+                merged[module] = {"whole": self.inputs.target_meaning(module)}
+            else:
+                units = {**was.get("units", {}), **now.get("units", {})}
+                merged[module] = {"skeleton": now.get("skeleton"), "units": dict(sorted(units.items()))}
+        return dict(sorted(merged.items()))
 
     def holds(self, recorded: dict[str, dict]) -> bool:
         """Whether every recorded dependency is as it was (module doc)."""
