@@ -35,13 +35,12 @@ from __future__ import annotations
 import gc
 import json
 import os
-import sys
 import time
-import traceback
 
 import pytest
 
 from fidelity.evidence import jsonio
+from fidelity.perturb.fork_exit import run_then_exit
 from fidelity.gaterun.fork_threads import ForkThreads
 
 RECORDER = "fidelity-perturb-recorder"  # the name pytest_plugin registers the recorder under
@@ -162,8 +161,8 @@ def _fork(items: list, results: str, recorder, threads: ForkThreads) -> int:
     pid = recorder.fork()  # os.fork, the recorder's record of calls heard going on in the fork (calls_so_far.py)
     if pid != 0:
         return pid
-    code = 0
-    try:
+
+    def work() -> None:
         threads.give_fork()
         _own_capture(items[0].config)
         recorder.start_over(results)
@@ -172,13 +171,7 @@ def _fork(items: list, results: str, recorder, threads: ForkThreads) -> int:
             item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
         failed = any(it["outcome"] in ("failed", "error") for it in recorder.items)
         recorder.write_results(1 if failed else 0)
-    except BaseException:  # noqa: BLE001 - whatever happened, this fork ends here; what it lost is named
-        traceback.print_exc()
-        code = 3
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+    run_then_exit(work)  # a fork that ends early leaves its instances unreported: merge names them
 
 
 def _own_capture(config) -> None:

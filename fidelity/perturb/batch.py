@@ -29,13 +29,13 @@ import os
 import signal
 import sys
 import time
-import traceback
 
 import pytest
 
 from fidelity.evidence import jsonio
 from fidelity.perturb import seeding
 from fidelity.perturb.child_args import pytest_args
+from fidelity.perturb.fork_exit import run_then_exit
 from fidelity.perturb.recorder import ANOTHER_RED
 
 SWAP_IMPOSSIBLE = "swap_impossible"
@@ -80,16 +80,7 @@ def _run_forked(mutant: dict, items: dict, recorder, kills: dict | None, seconds
     t0 = time.perf_counter()
     pid = os.fork()
     if pid == 0:
-        code = 0
-        try:
-            _serve_and_run(mutant, items, recorder, kills, seconds)
-        except BaseException:  # noqa: BLE001 - whatever happened, this fork must end here
-            traceback.print_exc()
-            code = 3
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
+        run_then_exit(lambda: _serve_and_run(mutant, items, recorder, kills, seconds))
     timed_out = False
     deadline = time.monotonic() + float(mutant["timeout_s"])
     while True:
