@@ -10,12 +10,14 @@ fidelity.evidence (records, outcomes, staleness, the verdict).
 Modules, one idea each:
   import_hook    serve the patched source for the target module in a child
   pytest_plugin  what a child's pytest records per test (outcome, kind, readings, fixtures read)
-  recorder, gate_markers, failure_kind, fixture_reads, machine_neutral
+  recorder, gate_markers, failure_kind, fixture_reads, machine_neutral, calls_so_far
                  the plugin's parts: the Recorder; an item's gate markers; a failure's kind and message;
-                 which fixture files a test read; paths and addresses as a record shows them
+                 which fixture files a test read; paths and addresses as a record shows them; which
+                 functions of the targets' files the process called so far (keys by function)
   child          `python -m fidelity.perturb.child JOB.json`
   child_args     the pytest command line a child's job becomes (child and batch children alike)
   batch          a batch child: collect once, fork per mutant (observations with `batched`)
+  fork_exit      how a forked child ends (os._exit, whatever its work did)
   launch         start a child, time it out, read what it left
   executor       where a child runs: a unit of work handed to the local executor or another
   unit_tally     how the units stand while they run: done, running, queued
