@@ -99,7 +99,8 @@ class ForkedFiles:
         self.ended = {files[i][0]: how for i, how in ended.items()}
         merged, lost = merge(files, ended, recorder.results)
         recorder.items = merged
-        session.testsfailed = sum(it["outcome"] in ("failed", "error") for it in merged) + len(lost)
+        not_collected = session.testsfailed  # the files that did not collect, as pytest counted them
+        session.testsfailed = not_collected + sum(it["outcome"] in ("failed", "error") for it in merged) + len(lost)
         if lost:
             jsonio.write_json(lost_path(recorder.results), lost)
         elif self.seconds_file and recorder.keep is None:  # some instances of a file: not the file's seconds

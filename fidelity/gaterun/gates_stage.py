@@ -90,7 +90,9 @@ class GateSuiteRun:
             keep_file.write_text(json.dumps(sorted(keep)), encoding="utf-8")
             extra_args = (*extra_args, "--fidelity-keep", str(keep_file))
         paths = [here.relative(here.gates)] if files is None else [here.relative(f) for f in files]
-        cmd = [sys.executable, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider",
+        # a file that does not collect is reported (collect_errors) and the files that do still run, whatever
+        # the number of processes: pytest alone would stop the whole run on it
+        cmd = [sys.executable, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider", "--continue-on-collection-errors",
                "-p", "fidelity.perturb.pytest_plugin", "--fidelity-results", str(self.results), *extra_args]
         if self.workers > 1:  # collected once, then a fork per test file, `workers` at a time (forked_workers.py)
             cmd += ["-p", "fidelity.gaterun.forked_workers", "--fidelity-forks", str(self.workers),

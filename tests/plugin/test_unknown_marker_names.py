@@ -62,6 +62,7 @@ def checked(typo_project):
 
 
 def test_check_is_red_naming_each_unknown_name_and_where(checked):
+    """... and the gate files that did collect still run (as on every number of processes)."""
     assert checked.returncode == 1, checked.stdout[-3000:]
     gates_red = [ln for ln in checked.stdout.splitlines() if ln.startswith("gates     RED")]
     for name, (_, unknown, closest) in TYPOS.items():
@@ -76,6 +77,10 @@ def test_check_says_why_instances_did_not_run(checked):
     [summary] = [ln for ln in lines if ln.startswith("gates     ") and " instances: " in ln]
     not_run = int(re.search(r"(\d+) instances not run", summary).group(1))
     if not not_run:
+        import torch
+
+        # without CUDA the subject's cuda instances cannot run: none "not run" means the gates did not run at all
+        assert torch.cuda.is_available(), f"no CUDA device here, yet no instance was not run: {summary}"
         pytest.skip("every instance ran on this machine (a CUDA device): nothing to give a reason for")
     reasons = [ln for ln in lines if ln.startswith("gates     not run: ")]
     assert reasons, checked.stdout[-3000:]
