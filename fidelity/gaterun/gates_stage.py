@@ -128,7 +128,10 @@ class GateSuiteRun:
 
     def __exit__(self, *exc) -> None:
         if self._proc is not None and self._proc.poll() is None:  # left early (an error elsewhere, ^C): no orphaned suite
-            os.killpg(self._proc.pid, signal.SIGKILL)
+            try:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            except ProcessLookupError:  # it ended between the poll and the kill
+                pass
             self._proc.wait()
         self._out.close(), self._err.close()
         self._tmp.cleanup()
