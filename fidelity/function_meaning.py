@@ -29,7 +29,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from fidelity.source_meaning import FORMAT, normal_text, without_docstrings
+from fidelity.source_meaning import FORMAT, normal_text, parse_quietly, without_docstrings
 
 KNOWN_CALL_THROUGH = frozenset({"staticmethod", "classmethod", "property", "setter", "getter", "deleter",
                                 "abstractmethod", "once_differentiable"})
@@ -62,7 +62,7 @@ def function_keys(path: str | Path) -> FunctionKeys | None:
 
 def function_keys_of(data: bytes) -> FunctionKeys | None:
     try:
-        tree = without_docstrings(ast.parse(data))
+        tree = without_docstrings(parse_quietly(data))
     except (SyntaxError, ValueError):
         return None
     units, spans, seen = {}, [], {}

@@ -35,6 +35,7 @@ import hashlib
 import os
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 from fidelity.cache import cache_dir
@@ -96,7 +97,7 @@ def _keep(entry: Path, key: str) -> None:
 def _normal_form(data: bytes, suffix: str) -> bytes:
     if suffix == ".py":
         try:
-            tree = ast.parse(data)  # bytes: the file's encoding declaration is honoured
+            tree = parse_quietly(data)
         except (SyntaxError, ValueError):
             return b"bytes\n" + data
         return b"python\n" + normal_text(without_docstrings(tree)).encode("utf-8")
@@ -105,6 +106,16 @@ def _normal_form(data: bytes, suffix: str) -> bytes:
         if loaded is not None:
             return b"yaml\n" + loaded.encode("utf-8")
     return b"bytes\n" + data
+
+
+def parse_quietly(data: bytes) -> ast.Module:
+    """The syntax tree of Python source `data` (bytes: its encoding declaration is honoured), without the
+    warnings compiling it would give (an invalid escape like '\\d'): keying a file is not compiling it, and
+    the warning belongs to whoever runs it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.parse(data)
 
 
 _BODIES = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)

@@ -121,3 +121,18 @@ def test_the_memo_keeps_only_parsed_files_whose_key_costs_more_than_a_lookup(tmp
         (tmp_path / name).write_bytes(text)
         meaning_sha256(tmp_path / name, memo)
     assert sorted(p.suffix for p in memo.rglob("*") if p.is_file()) == [".py", ".yaml"]
+
+
+def test_keying_a_file_with_an_invalid_escape_warns_nothing():
+    # keying is not compiling: the DeprecationWarning (SyntaxWarning from 3.12) is the file's runner's to give
+    import warnings
+
+    from fidelity.function_meaning import function_keys_of
+
+    source = b'import re\nDIGITS = re.compile("\\d+")\n'
+    assert b'"\\d+"' in source
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        meaning_sha256_of(source, ".py")
+        function_keys_of(source)
+    assert [str(w.message) for w in caught] == []
