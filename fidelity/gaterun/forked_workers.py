@@ -36,6 +36,7 @@ import gc
 import json
 import os
 import time
+from collections import Counter
 
 import pytest
 
@@ -119,9 +120,7 @@ class ForkedFiles:
         if self.ended:
             fork_ms = sorted(1000 * how["fork_s"] for how in self.ended.values())
             recorder = terminalreporter.config.pluginmanager.get_plugin(RECORDER)
-            outcomes = {}
-            for it in recorder.items:
-                outcomes[it["outcome"]] = outcomes.get(it["outcome"], 0) + 1
+            outcomes = Counter(it["outcome"] for it in recorder.items)
             terminalreporter.write_line(  # pytest's own line below counts nothing: the forks ran the tests
                 f"forked_workers: {', '.join(f'{n} {o}' for o, n in sorted(outcomes.items()))} in "
                 f"{len(fork_ms)} files, {self.forks} forks at a time; os.fork median "

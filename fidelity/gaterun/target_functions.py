@@ -18,10 +18,13 @@ Why the process's calls and not the instance's own: an earlier instance may have
 """
 from __future__ import annotations
 
+import functools
 import os
 
 from fidelity.function_meaning import FunctionKeys, function_keys
 from fidelity.perturb.clean_run_inputs import InputsNow
+
+_real = functools.lru_cache(maxsize=None)(os.path.realpath)  # asked per instance, of the same few files
 
 
 class TargetsNow:
@@ -40,14 +43,14 @@ class TargetsNow:
     def recorded(self, targets, calls: dict[str, list[int]] | None) -> dict[str, dict]:
         """What to keep for a result over `targets` whose process called `calls` ({file: first lines of the
         code objects called}, calls_so_far.CallsSoFar.seen; None: not heard)."""
-        heard = None if calls is None else {os.path.realpath(p): lines for p, lines in calls.items()}
+        heard = None if calls is None else {_real(p): lines for p, lines in calls.items()}
         kept = {}
         for module in sorted(targets):
             split, path = self._function_keys(module), self.inputs.target_source(module)
-            if heard is None or split is None or path is None or os.path.realpath(path) not in heard:
+            if heard is None or split is None or path is None or _real(path) not in heard:
                 kept[module] = {"whole": self.inputs.target_meaning(module)}
                 continue
-            ran = {split.unit_at(line) for line in heard[os.path.realpath(path)]} - {None}
+            ran = {split.unit_at(line) for line in heard[_real(path)]} - {None}
             kept[module] = {"skeleton": split.skeleton, "units": {u: split.units[u] for u in sorted(ran)}}
         return kept
 
