@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import sys
 from pathlib import Path
@@ -23,6 +24,7 @@ from pathlib import Path
 from fidelity import cache
 from fidelity.evidence import jsonio
 from fidelity.perturb.clean_run_inputs import distribution_version
+from fidelity.perturb.machine_neutral import installation_folders
 from fidelity.source_meaning import meaning_sha256, memo_of
 from fidelity.targets import locate
 from fidelity.targets.errors import TargetNotFound
@@ -34,14 +36,18 @@ VERSIONED = ("sympy", "mpmath", "numpy")
 
 def modules_read(root: Path) -> list[str]:
     """The loaded modules whose source lies in the project or in the `fidelity` package: after a
-    verification, every builder and oracle it ran (and more: a superset keeps the key safe)."""
+    verification, every builder and oracle it ran (and more: a superset keeps the key safe). Not a
+    package installed in a venv that lies inside the project (a checkout's .venv): installed packages
+    enter by version, wherever the venv is, and hashing sympy's 420 modules cost 7 s a cold check."""
     package = Path(__file__).resolve().parents[1]
+    installed = [Path(f).resolve() for f in installation_folders()]
     names = set()
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
-        if path and path.endswith(".py"):
+        if path and path.endswith(".py") and os.path.isabs(path):  # torch.ops names a relative "_ops.py"
             p = Path(path).resolve()
-            if p.is_relative_to(root) or p.is_relative_to(package):
+            if p.is_relative_to(package) or (
+                    p.is_relative_to(root) and not any(p.is_relative_to(f) for f in installed)):
                 names.add(name)
     return sorted(names)
 

@@ -20,7 +20,7 @@ def shown_path(path: str, rootdir: str | None, installed: list[str] | None = Non
     folder holding it (site-packages, the standard library: "torch/nn/functional.py"), even where a venv lies
     inside the project; else relative to `rootdir` when inside it; else as it is. Where packages are installed
     differs between machines and venvs, and a record must read the same whichever of them wrote it."""
-    folders = [os.path.join(os.path.abspath(f), "") for f in (_installation_folders() if installed is None
+    folders = [os.path.join(os.path.abspath(f), "") for f in (installation_folders() if installed is None
                                                              else installed)]
     holding = max((f for f in folders if path.startswith(f)), key=len, default=None)
     if holding is None and rootdir and path.startswith(rootdir):
@@ -28,7 +28,9 @@ def shown_path(path: str, rootdir: str | None, installed: list[str] | None = Non
     return path if holding is None else path[len(holding):].replace(os.sep, "/")
 
 
-def _installation_folders() -> list[str]:
+def installation_folders() -> list[str]:
+    """Where this interpreter installs packages and keeps its standard library (a venv's site-packages
+    among them, wherever the venv lies)."""
     import sysconfig
 
     paths = sysconfig.get_paths()

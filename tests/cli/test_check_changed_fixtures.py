@@ -71,3 +71,28 @@ def test_an_edit_to_anything_the_verification_read_makes_changed_recompute(edite
         assert kept_fixture_check.unchanged(root, root / "fixtures", specs)
     path.write_text(path.read_text() + {"fixture": "\n", "spec": "year: 2026\n", "module": "OTHER = 2\n"}[edited])
     assert not kept_fixture_check.unchanged(root, root / "fixtures", specs)
+
+
+def test_a_package_installed_in_a_venv_inside_the_project_is_keyed_by_its_version_not_read_as_the_projects(
+        tmp_path, monkeypatch):
+    """A checkout's .venv lies inside the project: its packages (sympy's 420 modules) are not the project's
+    builders, and keying each by meaning cost 7 s of a cold check (their versions are in the key)."""
+    root = tmp_path / "proj"
+    site = root / ".venv" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "installed_beside_the_toy.py").write_text("X = 1\n")
+    (root / "builder_of_the_toy_project.py").write_text("Y = 2\n")
+    for folder, name in ((site, "installed_beside_the_toy"), (root, "builder_of_the_toy_project")):
+        monkeypatch.syspath_prepend(str(folder))
+        monkeypatch.setitem(sys.modules, name, importlib.import_module(name))
+    monkeypatch.setattr(kept_fixture_check, "installation_folders", lambda: [str(site)])
+    read = kept_fixture_check.modules_read(root)
+    assert "builder_of_the_toy_project" in read and "installed_beside_the_toy" not in read
+    assert "fidelity.check.kept_fixture_check" in read  # the fidelity package, wherever it is installed
+
+
+def test_this_processes_installed_packages_are_not_among_the_modules_read():
+    here = project.find(__file__)
+    import sympy  # noqa: F401  (loaded, as a verification loads it)
+
+    assert not [m for m in kept_fixture_check.modules_read(here.root.resolve()) if m.split(".")[0] in ("sympy", "torch")]
