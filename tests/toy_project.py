@@ -7,10 +7,12 @@ from pathlib import Path
 from fidelity import project
 
 
-def fidelity(*argv, cwd) -> subprocess.CompletedProcess:
-    """`python -m fidelity ARGV` in `cwd`, as from a shell there (no project pinned by the environment)."""
+def fidelity(*argv, cwd, python_options: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """`python [PYTHON_OPTIONS] -m fidelity ARGV` in `cwd`, as from a shell there (no project pinned by the
+    environment)."""
     env = {k: v for k, v in os.environ.items() if k != project.ROOT_ENV}
-    return subprocess.run([sys.executable, "-m", "fidelity", *argv], capture_output=True, text=True, cwd=cwd, env=env)
+    return subprocess.run([sys.executable, *python_options, "-m", "fidelity", *argv], capture_output=True, text=True,
+                          cwd=cwd, env=env)
 
 
 def init_project(scratch: Path, name: str = "mypaper") -> Path:

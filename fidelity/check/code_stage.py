@@ -2,7 +2,8 @@
 implemented or deviating equation names at least one; every subject the project
 configures loads, and provides only mechanisms that are declared (a mechanism no
 declaration names has no documented interface, and no gate asks for it), each in a shape its
-declaration takes (mechanisms.registry.declaration_problems)."""
+declaration takes (mechanisms.registry.declaration_problems). With `--changed`, a clean stage kept under
+the key of the same inputs is read instead of run (kept_code_check.py); a plain check always runs it."""
 from __future__ import annotations
 
 from fidelity import references
@@ -32,6 +33,28 @@ def _subject_problems() -> list[dict]:
 
 
 def run(cat, args, say) -> dict:
+    from fidelity import project
+    from fidelity.check import kept_code_check
+
+    here = project.current()
+    count = sum(len(e.data.get("code", [])) for e in cat.equations.values())
+    if getattr(args, "changed", False) and kept_code_check.unchanged(here.root, cat.files, here.config_file):
+        say(f"code      ok   {count} code locations, 0 problems (--changed: read from the last clean code stage of "
+            f"the same inputs)")
+        return {"stage": "code", "ok": True, "problems": [], "kept": True}
+    problems = _problems(cat)
+    for p in problems:
+        if "subject" in p:
+            say(f"code      RED  subject {p['subject']}: {p['problem']}")
+        else:
+            say(f"code      RED  {p['equation']} ({p['where']}): {p.get('code', '')} {p['problem']}")
+    say(f"code      {'ok ' if not problems else 'RED'}  {count} code locations, {len(problems)} problems")
+    if not problems:
+        kept_code_check.save(here.root, cat.files, here.config_file)
+    return {"stage": "code", "ok": not problems, "problems": problems, "kept": False}
+
+
+def _problems(cat) -> list[dict]:
     problems = []
     for eq in cat.equations.values():
         refs = eq.data.get("code", [])
@@ -44,12 +67,4 @@ def run(cat, args, say) -> dict:
             except references.UnresolvedReference as exc:
                 problems.append({"equation": eq.id, "where": f"{eq.file}:{eq.line}", "code": ref,
                                  "problem": str(exc)})
-    problems += _subject_problems()
-    for p in problems:
-        if "subject" in p:
-            say(f"code      RED  subject {p['subject']}: {p['problem']}")
-        else:
-            say(f"code      RED  {p['equation']} ({p['where']}): {p.get('code', '')} {p['problem']}")
-    count = sum(len(e.data.get("code", [])) for e in cat.equations.values())
-    say(f"code      {'ok ' if not problems else 'RED'}  {count} code locations, {len(problems)} problems")
-    return {"stage": "code", "ok": not problems, "problems": problems}
+    return problems + _subject_problems()

@@ -9,12 +9,12 @@ from __future__ import annotations
 def run(cat, args, say) -> dict:
     from fidelity import project
     from fidelity.check import kept_fixture_check
-    from fidelity.fixtures import store
 
     here = project.current()
     if getattr(args, "changed", False) and kept_fixture_check.unchanged(here.root, here.fixtures, cat.files):
         say("fixtures  ok   0 drifts (--changed: read from the last clean verification of the same inputs)")
         return {"stage": "fixtures", "ok": True, "drifts": [], "kept": True}
+    from fidelity.fixtures import store  # imports sympy (0.6 s): only for a verification that runs
     try:
         drifts = store.verify(here.fixtures)
         drifts += _stale_predictions(cat, here.fixtures)

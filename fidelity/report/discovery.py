@@ -33,6 +33,7 @@ Nothing here reads the clock; non-finite numbers are written as the strings json
 """
 from __future__ import annotations
 
+import json
 import math
 import os
 from pathlib import Path
@@ -116,7 +117,8 @@ def _explanation(e, cat, repo_root: Path) -> dict:
             "where": where}
 
 
-def _entry(rec: dict, cat, explanations: dict, named_by: dict[str, list], repo_root: Path, tests: str) -> dict:
+def _entry(rec: dict, cat, explanations: dict, named_by: dict[str, list], repo_root: Path, now_of) -> dict:
+    """`now_of(environment)`: the current hashes (records.HashesNow) of a subject setting."""
     from fidelity.discover import records
 
     module = rec["module"]
@@ -124,7 +126,7 @@ def _entry(rec: dict, cat, explanations: dict, named_by: dict[str, list], repo_r
     if unknown:
         current, stale = None, [unknown]
     else:
-        stale = records.staleness(rec, records.current_hashes(module, repo_root, [tests], env))
+        stale = records.staleness(rec, now_of(env).of(module))
         current = not stale
     mutants = []
     for m in rec["mutants"]:
@@ -198,8 +200,16 @@ def gather(cat, *, repo_root: Path, reports_dir: Path, third_party: list[str] | 
     named_by = modules_named(cat)
     tests = _gates_path(repo_root, gates_dir)
     others: dict[str, list[dict]] = {}
+    hashes_now: dict[str, records.HashesNow] = {}  # one per subject setting, read once for all its records
+
+    def now_of(env):
+        setting = json.dumps(env, sort_keys=True)
+        if setting not in hashes_now:
+            hashes_now[setting] = records.HashesNow(repo_root, [tests], env)
+        return hashes_now[setting]
+
     for rec in sorted(recs, key=lambda r: (r.get("subject") or "", r["module"])):
-        entry = _entry(rec, cat, explanations, named_by, repo_root, tests)
+        entry = _entry(rec, cat, explanations, named_by, repo_root, now_of)
         if rec.get("subject"):
             others.setdefault(rec["subject"], []).append(entry)
         else:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from fidelity import project
-from fidelity.check import fixtures_stage, kept_fixture_check
+from fidelity import cache, project
+from fidelity.check import fixtures_stage, kept_fixture_check, kept_verdict
 from fidelity.fixtures import store
 from fidelity.spec import load_catalogue
 
@@ -45,7 +45,7 @@ def test_a_verification_that_drifted_is_not_kept(stage, monkeypatch):
     drift = store.Drift(Path("x.json"), "x", "expected.y", 1, 2)
     monkeypatch.setattr(store, "verify", lambda directory: verified.append(directory) or [drift])
     assert run(changed=False)["ok"] is False
-    assert not (Path(kept_fixture_check.cache.cache_dir(here.root)) / kept_fixture_check.FILE_NAME).exists()
+    assert not (Path(cache.cache_dir(here.root)) / kept_fixture_check.FILE_NAME).exists()
     assert run(changed=True)["ok"] is False and len(verified) == 2       # recomputed, drifts again
 
 
@@ -85,7 +85,7 @@ def test_a_package_installed_in_a_venv_inside_the_project_is_keyed_by_its_versio
     for folder, name in ((site, "installed_beside_the_toy"), (root, "builder_of_the_toy_project")):
         monkeypatch.syspath_prepend(str(folder))
         monkeypatch.setitem(sys.modules, name, importlib.import_module(name))
-    monkeypatch.setattr(kept_fixture_check, "installation_folders", lambda: [str(site)])
+    monkeypatch.setattr(kept_verdict, "installation_folders", lambda: [str(site)])
     read = kept_fixture_check.modules_read(root)
     assert "builder_of_the_toy_project" in read and "installed_beside_the_toy" not in read
     assert "fidelity.check.kept_fixture_check" in read  # the fidelity package, wherever it is installed

@@ -1,7 +1,7 @@
 """A comment-only edit costs nothing (issue 54 point 1), as a user runs it: in the `fidelity init` project after
 `perturb --all` and `check`, comments and rewritten docstrings in the mechanism's source, its gate files and its
 spec leave `perturb --stale` nothing to run and no file to rewrite, and `check --changed` reads every gate
-instance back. A one-line code edit in the same place re-runs what it must (test_check_changed.py and
+instance back, and the fixtures and code stages (the parent imports neither torch nor sympy). A one-line code edit in the same place re-runs what it must (test_check_changed.py and
 tests/perturb/test_evidence_keys_by_meaning.py hold that side)."""
 from __future__ import annotations
 
@@ -40,9 +40,12 @@ def test_after_a_comment_only_edit_check_changed_reads_every_instance_back(pertu
     root = perturbed_init_project.copy(tmp_path / "mypaper")
     first = json.loads(fidelity("check", "--json", cwd=root).stdout)
     _comment_everything(root)
-    done = fidelity("check", "--changed", "--json", cwd=root)
+    done = fidelity("check", "--changed", "--json", cwd=root, python_options=("-X", "importtime"))
     report = json.loads(done.stdout)
     gates = next(s for s in report["stages"] if s["stage"] == "gates")
+    stages = {s["stage"]: s for s in report["stages"]}
+    assert stages["fixtures"]["kept"] and stages["code"]["kept"]  # read back too: no oracle, no subject imported
+    assert not [line for line in done.stderr.splitlines() if line.endswith(("| torch", "| sympy"))]  # the parent
     first_gates = next(s for s in first["stages"] if s["stage"] == "gates")
     assert (gates["instances_run"], gates["instances_kept"]) == (0, first_gates["instances_run"])
     assert done.returncode == 0 and report["ok"] is first["ok"] is True, done.stdout[-3000:]
