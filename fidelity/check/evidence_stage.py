@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from fidelity import project
+from fidelity import cache, project
 from fidelity.check import stale_evidence
 from fidelity.check.stale_evidence import Problem
-from fidelity.evidence import listed_gates, paths, store, verdict
+from fidelity.evidence import listed_gates, paths, read_memo, store, verdict
 from fidelity.evidence.record import CLEAN_RUNS
 from fidelity.spec.catalogue import perturbation_order
 
@@ -93,7 +93,7 @@ class JudgedEvidence:
 
 def judge_evidence(cat) -> JudgedEvidence:
     here = project.current()
-    records, bad = store.scan(here.evidence)
+    records, bad = store.scan(here.evidence, memo=read_memo.folder(cache.cache_dir(here.root)))
     spec_of = _perturbations(cat)
     return JudgedEvidence(spec_of, verdict.judge(records, here.root, spec_of), bad)
 

@@ -106,9 +106,10 @@ class EvidenceRecord:
         return cls.from_json(json.loads(text), as_written=text)
 
     @classmethod
-    def from_json(cls, obj: object, as_written: str | None = None) -> "EvidenceRecord":
+    def from_json(cls, obj: object, as_written: str | None = None, proven: bool = False) -> "EvidenceRecord":
         """The record `obj` (parsed JSON) holds, checked: InvalidRecord when it is not one.
-        `as_written`: the text `obj` was parsed from, whose own bytes may prove the hash (see _hashes_as_written)."""
+        `as_written`: the text `obj` was parsed from, whose own bytes may prove the hash (see _hashes_as_written);
+        `proven`: its hash was proven when the same bytes were read before (read_memo.py)."""
         if not isinstance(obj, dict):
             raise InvalidRecord(f"not a record (a JSON {type(obj).__name__}, not an object)")
         if obj.get("schema") != SCHEMA:
@@ -124,7 +125,7 @@ class EvidenceRecord:
             raise InvalidRecord(f"outcome {obj['outcome']!r} is none of {', '.join(o.value for o in Outcome)}") from None
         if "record_sha256" not in obj:
             raise InvalidRecord("it carries no record_sha256 (written before records did, or not by the runner)")
-        if not _hashes_as_written(as_written, obj["record_sha256"]) and obj["record_sha256"] != record_hash(obj):
+        if not proven and not _hashes_as_written(as_written, obj["record_sha256"]) and obj["record_sha256"] != record_hash(obj):
             raise InvalidRecord("its content does not match its record_sha256 (edited by hand?)")
         runs = obj.get("clean_runs")
         return cls(

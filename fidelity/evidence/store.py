@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from fidelity.evidence import evidence_file, jsonio, old_layout
+from fidelity.evidence import evidence_file, jsonio, old_layout, read_memo
 from fidelity.evidence.paths import CLEAN_RUNS_FILE, old_layout_dir, old_layout_path, record_file
 from fidelity.evidence.record import RECREATE, EvidenceRecord, InvalidRecord, record_hash
 
@@ -109,7 +109,7 @@ def load_all(root: str | os.PathLike, perturbations: Iterable[str] | None = None
     return scan(root, perturbations)[0]
 
 
-def scan(root: str | os.PathLike, perturbations: Iterable[str] | None = None
+def scan(root: str | os.PathLike, perturbations: Iterable[str] | None = None, memo: Path | None = None
          ) -> tuple[list[EvidenceRecord], list[tuple[Path, str, str]]]:
     """(the valid records under `root` sorted by (perturbation, gate), [(file, why, what to do) for
     every file or record that is not one]): unreadable, truncated or not JSON, another schema, a field
@@ -117,8 +117,9 @@ def scan(root: str | os.PathLike, perturbations: Iterable[str] | None = None
     or copied). A bad one is never skipped in silence: check names it; `perturb --stale` re-creates a
     record in its own place (its gate has no valid record, so the perturbation runs again), and a
     copy lying elsewhere is to be deleted. `perturbations`: read only their files (a run of a few
-    perturbations need not parse the ~13,000 records of all the others). OldLayout (old_layout.py)
-    when `root` holds the old layout's folders: its records are neither read in part nor skipped."""
+    perturbations need not parse the ~13,000 records of all the others). `memo`: a folder of files read
+    before, by their bytes (read_memo.py). OldLayout (old_layout.py) when `root` holds the old layout's
+    folders: its records are neither read in part nor skipped."""
     root = Path(root)
     records: list[EvidenceRecord] = []
     bad: list[tuple[Path, str, str]] = []
@@ -127,9 +128,10 @@ def scan(root: str | os.PathLike, perturbations: Iterable[str] | None = None
     old_layout.refuse(root)
     files = ([f for f in root.glob("*.json") if f.name != CLEAN_RUNS_FILE] if perturbations is None
              else [f for f in {record_file(root, pid) for pid in perturbations} if f.is_file()])
+    seen: set[str] = set()  # the memo's keys of the files read
     for f in sorted(files):
         try:
-            perturbation, mine, wrong = _read_file(f)
+            perturbation, mine, wrong = _read_file(f, memo, seen)
         except (OSError, UnicodeDecodeError) as exc:
             bad.append((f, f"unreadable: {exc}", RECREATE))
             continue
@@ -147,13 +149,27 @@ def scan(root: str | os.PathLike, perturbations: Iterable[str] | None = None
         records += mine
         bad += wrong
     records.sort(key=lambda r: (r.perturbation, r.gate))
+    if memo is not None and perturbations is None:
+        read_memo.prune(memo, seen)  # every file was read: what no file holds now goes
     return records, bad
 
 
-def _read_file(f: Path) -> tuple[str, list[EvidenceRecord], list[tuple[Path, str, str]]]:
+def _read_file(f: Path, memo: Path | None = None, seen: set[str] | None = None
+               ) -> tuple[str, list[EvidenceRecord], list[tuple[Path, str, str]]]:
     """(the perturbation the evidence file `f` names, its valid records, [(f, why, what to do)] for each
-    record that is not one or is not of that perturbation and gate)."""
-    perturbation, entries = evidence_file.parse(f.read_text(encoding="utf-8"))
+    record that is not one or is not of that perturbation and gate); the memo's key of its bytes is added
+    to `seen`."""
+    data = f.read_bytes()
+    data_key = read_memo.key(data) if memo is not None else ""
+    if seen is not None:
+        seen.add(data_key)
+    kept = read_memo.recall(memo, data_key) if memo is not None else None
+    if kept is not None:  # these bytes were read before, every record valid and its hash proven
+        try:
+            return kept[0], [EvidenceRecord.from_json(obj, proven=True) for _, obj in kept[1]], []
+        except (InvalidRecord, TypeError, ValueError):
+            pass  # not what was kept (edited by hand): the file is read
+    perturbation, entries = evidence_file.parse(data.decode("utf-8"))
     records, bad = [], []
     for gate, obj, as_written in entries:
         try:
@@ -166,5 +182,7 @@ def _read_file(f: Path) -> tuple[str, list[EvidenceRecord], list[tuple[Path, str
                            f"(edited by hand?)", RECREATE))
             continue
         records.append(rec)
+    if memo is not None and not bad:
+        read_memo.keep(memo, data_key, perturbation, [(gate, obj) for gate, obj, _ in entries])
     return perturbation, records, bad
 

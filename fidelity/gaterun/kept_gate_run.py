@@ -108,6 +108,8 @@ class KeptGateRun:
                 entries[n] = e
             if n in entries:
                 earlier[process] = keys.targets.merged(entries[n]["targets"], earlier.get(process, {}), every_module=True)
+        if not ran and entries == self.entries:
+            return  # nothing ran and nothing left: the file holds this already (writing it cost 0.4 s)
         jsonio.write_json(self.path, {"schema": SCHEMA, "instances": entries})
 
 

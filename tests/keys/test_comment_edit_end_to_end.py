@@ -40,7 +40,10 @@ def test_after_a_comment_only_edit_check_changed_reads_every_instance_back(pertu
     root = perturbed_init_project.copy(tmp_path / "mypaper")
     first = json.loads(fidelity("check", "--json", cwd=root).stdout)
     _comment_everything(root)
+    kept_run = root / ".fidelity-cache" / "check-gate-run.json"
+    kept_before = kept_run.stat().st_mtime_ns
     done = fidelity("check", "--changed", "--json", cwd=root, python_options=("-X", "importtime"))
+    assert kept_run.stat().st_mtime_ns == kept_before  # nothing ran: the kept gate run is not written again
     report = json.loads(done.stdout)
     gates = next(s for s in report["stages"] if s["stage"] == "gates")
     stages = {s["stage"]: s for s in report["stages"]}
