@@ -102,11 +102,12 @@ def _same_observation(old: dict, new: dict) -> bool:
     return jsonio.dumps(body(old)) == jsonio.dumps(body(new))
 
 
-def load_all(root: str | os.PathLike, perturbations: Iterable[str] | None = None) -> list[EvidenceRecord]:
+def load_all(root: str | os.PathLike, perturbations: Iterable[str] | None = None, memo: Path | None = None
+             ) -> list[EvidenceRecord]:
     """Every valid record under the evidence root `root` (of `perturbations` only, when given: their
     files alone are read), sorted by (perturbation, gate). What is not a valid record is left out
-    here: `scan` says which and why. OldLayout when `root` is still in the old layout."""
-    return scan(root, perturbations)[0]
+    here: `scan` says which and why. OldLayout when `root` is still in the old layout. `memo`: as scan's."""
+    return scan(root, perturbations, memo)[0]
 
 
 def scan(root: str | os.PathLike, perturbations: Iterable[str] | None = None, memo: Path | None = None

@@ -95,8 +95,10 @@ def resolve(name_or_ref: str) -> tuple[str, Subject]:
         ref = name_or_ref
     else:
         named = named_references()
-        builtin = {load_reference(r).name: r for r in project_references()}
-        ref = named.get(name_or_ref) or builtin.get(name_or_ref)
+        ref = named.get(name_or_ref)
+        if ref is None:  # the project's own subjects are loaded (torch, triton) only when no name is theirs
+            builtin = {load_reference(r).name: r for r in project_references()}
+            ref = builtin.get(name_or_ref)
         if ref is None:
             known = ", ".join([*builtin, *named])
             raise SubjectLoadError(f"no subject named {name_or_ref!r}; known: {known}; or give module:object")

@@ -103,3 +103,16 @@ def test_a_float32_only_adapter_refuses_float64_with_not_run():
     if hyper_connections.SUBJECT.unavailable_reason() is None:
         with pytest.raises(NotRun, match="only float32"):
             sk(torch.zeros(2, 2, dtype=torch.float64))
+
+
+def test_a_subject_asked_for_by_name_loads_that_subject_alone_and_an_unknown_name_lists_every_one(monkeypatch):
+    """perturb resolves the subject of each third-party group by name: loading every project subject for it
+    (torch, Triton) cost `perturb --stale` 2.5 s with nothing to run."""
+    from fidelity.subjects import registry
+
+    loaded, real = [], registry.load_reference
+    monkeypatch.setattr(registry, "load_reference", lambda ref: loaded.append(ref) or real(ref))
+    ref, subject = registry.resolve("attn-res")
+    assert (ref, subject.name, loaded) == ("fidelity.adapters.attn_res:SUBJECT", "attn-res", [ref])
+    with pytest.raises(registry.SubjectLoadError, match=r"no subject named 'nobody'; known: .*torch.*attn-res"):
+        registry.resolve("nobody")

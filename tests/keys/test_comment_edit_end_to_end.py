@@ -6,8 +6,10 @@ tests/perturb/test_evidence_keys_by_meaning.py hold that side)."""
 from __future__ import annotations
 
 import json
+import shutil
 
 from comment_edit import commented_and_redocumented
+from fidelity.evidence import read_memo
 from toy_project import fidelity
 
 
@@ -28,12 +30,16 @@ def test_after_a_comment_only_edit_perturb_stale_runs_nothing_and_rewrites_no_fi
     root = perturbed_init_project.copy(tmp_path / "mypaper")
     before = _tree(root / "reports")
     assert len(_comment_everything(root)) >= 4
+    memo = read_memo.folder(root / ".fidelity-cache")
+    shutil.rmtree(memo, ignore_errors=True)  # what check's read left: this run's own reads fill it
     done = fidelity("perturb", "--stale", "--json", cwd=root)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     report = json.loads(done.stdout)
     assert len(report["perturbations"]) == 7 and report["evidence"] == []
     assert {p["status"] for p in report["perturbations"]} == {"current"}, done.stdout[-2000:]
     assert _tree(root / "reports") == before
+    assert {p.stem for p in memo.glob("*.marshal")} == {read_memo.key(f.read_bytes())
+                                                       for f in (root / "reports" / "evidence").glob("P*.json")}
 
 
 def test_after_a_comment_only_edit_check_changed_reads_every_instance_back(perturbed_init_project, tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fidelity.evidence import jsonio, listed_gates, record, staleness, store
+from fidelity.evidence import jsonio, listed_gates, read_memo, record, staleness, store
 from fidelity.evidence.outcome import Outcome
 from fidelity.evidence.verdict import Judged
 from fidelity.perturb.result import GateResult, PerturbationResult
@@ -53,7 +53,7 @@ def _records_by_perturbation(r: Run) -> dict[str, dict]:
     """perturbation id -> gate -> its record, for the run's perturbations (read once a run)."""
     if r.selection.records is None:
         r.selection.records = {}
-        for rec in store.load_all(r.s.records_root, [p["id"] for p in r.perts]):
+        for rec in store.load_all(r.s.records_root, [p["id"] for p in r.perts], read_memo.folder(r.s.cache)):
             r.selection.records.setdefault(rec.perturbation, {})[rec.gate] = rec
     return r.selection.records
 
