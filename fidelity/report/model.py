@@ -86,11 +86,12 @@ def gather(cat, *, repo_root: Path, reports_dir: Path, fixtures_dir: Path, gate_
 
     `gates_dir`: the gate suite, for telling whether a discovery record is current (default: the
     project's at `repo_root`, else tests/gates)."""
+    from fidelity import cache
     from fidelity.claims import check_claims
-    from fidelity.evidence import paths, store
+    from fidelity.evidence import paths, read_memo, store
 
     repo_root, reports_dir, fixtures_dir = Path(repo_root), Path(reports_dir), Path(fixtures_dir)
-    records = store.load_all(paths.evidence_root(reports_dir))
+    records = store.load_all(paths.evidence_root(reports_dir), memo=read_memo.folder(cache.cache_dir(repo_root)))
     entries = evidence_entries(cat, records, repo_root, reports_dir)
     diffs = diffs_by_perturbation(records, entries)
     by_gate, by_pert = group(entries, "gate"), group(entries, "perturbation")
