@@ -91,7 +91,7 @@ def _step(wall_s, **counts):
     return {"command": "cmd", "wall_s": wall_s, "returncode": 0, "counts": counts}
 
 
-def test_bench_all_holds_the_code_and_function_edits_to_four_times_the_floor_and_says_each_edits_counts(monkeypatch):
+def test_bench_all_holds_the_code_and_function_edits_to_four_times_the_floor_the_comment_edit_to_twice_and_says_each_edits_counts(monkeypatch):
     from fidelity.bench import all as bench_all
 
     measured = {"floor_s": 1.0, "check": _step(90.0), "load_average_before": "n/a",  # as measure gives them
@@ -107,7 +107,8 @@ def test_bench_all_holds_the_code_and_function_edits_to_four_times_the_floor_and
     assert "0 of 221 re-run, 0 files under reports/ rewritten" in stale["command"]
     assert "0 of 3274 instances run" in comment["command"] and "880 of 3274 instances run" in code["command"]
     assert (code["ratio_to_floor"], code["target_ratio_to_floor"], code["met_ratio_to_floor"]) == (13.6, 4.0, False)
-    assert comment["target_ratio_to_floor"] is None and code["peer"]["seconds"] == 90.0
+    assert (comment["ratio_to_floor"], comment["target_ratio_to_floor"], comment["met_ratio_to_floor"]) == (3.2, 2.0, False)
+    assert code["peer"]["seconds"] == 90.0
 
 
 def test_red_stages_are_the_stages_not_ok():
