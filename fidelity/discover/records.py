@@ -105,8 +105,7 @@ class HashesNow:
     once per record (check's discovery stage judged 9 records in 4.4 s, re-reading them each time)."""
 
     def __init__(self, repo_root: Path, test_paths: list[str], environment: dict | None = None):
-        self.repo_root, self.root = Path(repo_root), Path(repo_root).resolve()
-        self.environment = environment
+        self.root = Path(repo_root).resolve()
         self.env = launch.with_overrides(dict(os.environ), environment)
         self.memo = memo_of(repo_root)
         self.search = locate.child_search_path(str(repo_root))
