@@ -23,12 +23,17 @@ FILE_NAME = "check-fixtures.json"
 SCHEMA = "fidelity.check-fixtures/1"
 VERSIONED = ("sympy", "mpmath", "numpy")
 
-__all__ = ["FILE_NAME", "key", "modules_read", "save", "unchanged"]
+__all__ = ["FILE_NAME", "key", "modules_read", "oracle_versions", "save", "unchanged"]
+
+
+def oracle_versions() -> list[str]:
+    """The versions an oracle's result depends on: Python's and its numeric packages'."""
+    return [f"python {platform.python_version()}", *(f"{dist} {distribution_version(dist)}" for dist in VERSIONED)]
 
 
 def key(root: Path, fixtures_dir: Path, spec_files: list[Path], modules: list[str]) -> str:
     """The sha256 of the verification's inputs (kept_verdict.inputs_key)."""
-    named = [f"python {platform.python_version()}", *(f"{dist} {distribution_version(dist)}" for dist in VERSIONED)]
+    named = oracle_versions()
     fixtures = sorted(p for p in Path(fixtures_dir).rglob("*") if p.is_file()) if Path(fixtures_dir).is_dir() else []
     return inputs_key(root, named, modules, [*(("fixture", f) for f in fixtures),
                                               *(("spec", f) for f in sorted(spec_files))])

@@ -71,17 +71,23 @@ class KeptVerdict:
     def __init__(self, root: Path, file_name: str, schema: str):
         self.root, self.file, self.schema = Path(root), Path(cache.cache_dir(root)) / file_name, schema
 
-    def save(self, key_of) -> None:
-        """Keep a clean verdict the stage just reached in this process."""
+    def save(self, key_of, result=None) -> None:
+        """Keep a clean verdict the stage just reached in this process (`result`: what it found, for a stage
+        whose report carries more than ok)."""
         modules = modules_read(self.root.resolve())
-        jsonio.write_json(self.file, {"schema": self.schema, "key": key_of(modules), "modules": modules})
+        jsonio.write_json(self.file, {"schema": self.schema, "key": key_of(modules), "modules": modules,
+                                      "result": result})
 
     def unchanged(self, key_of) -> bool:
         """True when the kept clean verdict read exactly what is there now."""
+        return self.kept(key_of) is not None
+
+    def kept(self, key_of) -> dict | None:
+        """The kept record ("result": what the stage found) when it read exactly what is there now, else None."""
         try:
             kept = json.loads(self.file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return False
+            return None
         if not isinstance(kept, dict) or kept.get("schema") != self.schema or not isinstance(kept.get("modules"), list):
-            return False
-        return kept.get("key") == key_of([str(m) for m in kept["modules"]])
+            return None
+        return kept if kept.get("key") == key_of([str(m) for m in kept["modules"]]) else None

@@ -65,8 +65,8 @@ def add_parser(sub) -> None:
                    help="run only the gate instances whose inputs (gate file, helpers, fixtures, specs, targets' "
                         "sources, harness, versions) changed since the last gate run of check on this machine (targets "
                         "by the functions a --changed run heard called), and read "
-                        "the others' results from it; the fixtures are not recomputed, nor the subjects imported by the "
-                        "code stage, when their inputs hash as at the last clean run of that stage; plain check "
+                        "the others' results from it; the fixtures and claims are not recomputed, nor the subjects imported "
+                        "by the code stage, when their inputs hash as at the last clean run of that stage; plain check "
                         "runs and recomputes everything")
     add_specs_option(p)
     add_json_option(p)

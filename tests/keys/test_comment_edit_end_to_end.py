@@ -53,7 +53,7 @@ def test_after_a_comment_only_edit_check_changed_reads_every_instance_back(pertu
     report = json.loads(done.stdout)
     gates = next(s for s in report["stages"] if s["stage"] == "gates")
     stages = {s["stage"]: s for s in report["stages"]}
-    assert stages["fixtures"]["kept"] and stages["code"]["kept"]  # read back too: no oracle, no subject imported
+    assert stages["fixtures"]["kept"] and stages["claims"]["kept"] and stages["code"]["kept"]  # read back: no oracle, no subject
     assert not [line for line in done.stderr.splitlines() if line.endswith(("| torch", "| sympy"))]  # the parent
     first_gates = next(s for s in first["stages"] if s["stage"] == "gates")
     assert (gates["instances_run"], gates["instances_kept"]) == (0, first_gates["instances_run"])

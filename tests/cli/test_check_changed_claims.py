@@ -1,0 +1,73 @@
+"""`check --changed` reads the verdicts of the last clean claims stage of the same inputs instead of computing
+every claim's oracle again (fidelity/check/kept_claims_check.py); a plain check always computes them; an edit
+to a spec, an oracle module it had imported or a numeric package's version makes --changed compute them; a
+comment does not; a stage with an error, or rows JSON would not give back as they are, is never kept."""
+from __future__ import annotations
+
+import importlib
+import math
+import sys
+from argparse import Namespace
+
+import pytest
+
+from fidelity import claims, project
+from fidelity.check import claims_stage, kept_claims_check
+from fidelity.spec import load_catalogue
+
+ROWS = [{"id": "p.claim1", "verdict": "confirmed", "stated": 0.5, "computed": 0.5, "note": ""},
+        {"id": "p.claim2", "verdict": "refuted", "stated": 2.0, "computed": 3.0, "note": ""}]
+
+
+@pytest.fixture
+def stage(tmp_path, monkeypatch):
+    """The stage on this project, its cache in tmp_path; `computed` counts the real computations."""
+    monkeypatch.setenv("FIDELITY_CACHE_DIR", str(tmp_path / "cache"))
+    here = project.find(__file__).activate()
+    cat = load_catalogue(here.specs)
+    computed, rows = [], [dict(r) for r in ROWS]
+    monkeypatch.setattr(claims, "check_claims", lambda cat: computed.append(1) or rows)
+
+    def run(changed: bool) -> dict:
+        return claims_stage.run(cat, Namespace(changed=changed), lambda *said: None)
+    return run, computed, rows
+
+
+def test_changed_reads_the_verdicts_of_a_clean_claims_stage_and_plain_check_always_computes_them(stage):
+    run, computed, _ = stage
+    assert run(changed=True)["kept"] is False and len(computed) == 1
+    assert run(changed=True) == {"stage": "claims", "ok": True, "claims": ROWS, "kept": True}
+    assert len(computed) == 1                                        # read, not computed
+    assert run(changed=False)["kept"] is False and len(computed) == 2
+
+
+@pytest.mark.parametrize("row", [{"verdict": "error", "note": "the oracle raised"}, {"computed": math.nan},
+                                 {"computed": (1.0, 2.0)}], ids=["an error", "a NaN", "a tuple"])
+def test_a_stage_with_an_error_or_a_value_json_would_change_is_not_kept(stage, row):
+    run, computed, rows = stage
+    rows[0].update(row)
+    run(changed=False)
+    assert run(changed=True)["kept"] is False and len(computed) == 2
+
+
+@pytest.mark.parametrize("edited", ["spec", "module", "version"])
+def test_an_edit_to_anything_the_claims_read_makes_changed_compute_them(edited, tmp_path, monkeypatch):
+    monkeypatch.setenv("FIDELITY_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "proj"
+    (root / "specs").mkdir(parents=True)
+    spec = root / "specs" / "s.yaml"
+    spec.write_text("paper: p\n")
+    oracle = f"oracle_of_the_toy_{edited}"                               # a name of its own: no module cached
+    (root / f"{oracle}.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.setitem(sys.modules, oracle, importlib.import_module(oracle))  # imported, as an oracle would be
+    kept_claims_check.save(root, [spec], ROWS)
+    assert kept_claims_check.rows(root, [spec]) == ROWS
+    path = spec if edited == "spec" else root / f"{oracle}.py"
+    path.write_text("# a comment\n" + path.read_text())                  # means nothing (source_meaning.py)
+    assert kept_claims_check.rows(root, [spec]) == ROWS
+    if edited == "version":
+        monkeypatch.setattr(kept_claims_check, "oracle_versions", lambda: ["python 3.11.7", "sympy 0.0-other"])
+    else:
+        path.write_text(path.read_text() + ("year: 2026\n" if edited == "spec" else "OTHER = 2\n"))
+    assert kept_claims_check.rows(root, [spec]) is None
