@@ -9,11 +9,9 @@ never kept: `--changed` runs it again until it is clean.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from fidelity.check.kept_fixture_check import oracle_versions
-from fidelity.evidence import jsonio
 from fidelity.check.kept_verdict import KeptVerdict, inputs_key
 
 FILE_NAME = "check-claims.json"
@@ -25,14 +23,9 @@ def _key_of(root: Path, spec_files: list[Path]):
 
 
 def save(root: Path, spec_files: list[Path], rows: list[dict]) -> None:
-    """Keep a clean claims stage that just ran in this process, with its rows; not rows that JSON would
-    not give back as they are (a NaN, a tuple): those are computed again."""
-    try:
-        as_json = json.loads(jsonio.dumps(rows))
-    except ValueError:  # strict JSON holds no NaN
-        return
-    if as_json == rows:
-        KeptVerdict(root, FILE_NAME, SCHEMA).save(_key_of(root, spec_files), result=rows)
+    """Keep a clean claims stage that just ran in this process, with its rows (not rows JSON would change:
+    KeptVerdict.save)."""
+    KeptVerdict(root, FILE_NAME, SCHEMA).save(_key_of(root, spec_files), result=rows)
 
 
 def rows(root: Path, spec_files: list[Path]) -> list[dict] | None:

@@ -73,7 +73,13 @@ class KeptVerdict:
 
     def save(self, key_of, result=None) -> None:
         """Keep a clean verdict the stage just reached in this process (`result`: what it found, for a stage
-        whose report carries more than ok)."""
+        whose report carries more than ok); not a result that strict JSON would not give back as it is (a NaN,
+        a tuple): read back, it would not be what the stage found, so the stage runs again."""
+        try:
+            if json.loads(jsonio.dumps(result)) != result:
+                return
+        except ValueError:  # strict JSON holds no NaN
+            return
         modules = modules_read(self.root.resolve())
         jsonio.write_json(self.file, {"schema": self.schema, "key": key_of(modules), "modules": modules,
                                       "result": result})
