@@ -4,16 +4,13 @@ to a spec, an oracle module it had imported or a numeric package's version makes
 comment does not; a stage with an error, or rows JSON would not give back as they are, is never kept."""
 from __future__ import annotations
 
-import importlib
 import math
-import sys
-from argparse import Namespace
 
 import pytest
 
-from fidelity import claims, project
+from fidelity import claims
 from fidelity.check import claims_stage, kept_claims_check
-from fidelity.spec import load_catalogue
+from kept_stage import stage_on_this_project, toy_inputs
 
 ROWS = [{"id": "p.claim1", "verdict": "confirmed", "stated": 0.5, "computed": 0.5, "note": ""},
         {"id": "p.claim2", "verdict": "refuted", "stated": 2.0, "computed": 3.0, "note": ""}]
@@ -22,15 +19,9 @@ ROWS = [{"id": "p.claim1", "verdict": "confirmed", "stated": 0.5, "computed": 0.
 @pytest.fixture
 def stage(tmp_path, monkeypatch):
     """The stage on this project, its cache in tmp_path; `computed` counts the real computations."""
-    monkeypatch.setenv("FIDELITY_CACHE_DIR", str(tmp_path / "cache"))
-    here = project.find(__file__).activate()
-    cat = load_catalogue(here.specs)
     computed, rows = [], [dict(r) for r in ROWS]
     monkeypatch.setattr(claims, "check_claims", lambda cat: computed.append(1) or rows)
-
-    def run(changed: bool) -> dict:
-        return claims_stage.run(cat, Namespace(changed=changed), lambda *said: None)
-    return run, computed, rows
+    return stage_on_this_project(claims_stage, tmp_path, monkeypatch)[0], computed, rows
 
 
 def test_changed_reads_the_verdicts_of_a_clean_claims_stage_and_plain_check_always_computes_them(stage):
@@ -52,18 +43,10 @@ def test_a_stage_with_an_error_or_a_value_json_would_change_is_not_kept(stage, r
 
 @pytest.mark.parametrize("edited", ["spec", "module", "version"])
 def test_an_edit_to_anything_the_claims_read_makes_changed_compute_them(edited, tmp_path, monkeypatch):
-    monkeypatch.setenv("FIDELITY_CACHE_DIR", str(tmp_path / "cache"))
-    root = tmp_path / "proj"
-    (root / "specs").mkdir(parents=True)
-    spec = root / "specs" / "s.yaml"
-    spec.write_text("paper: p\n")
-    oracle = f"oracle_of_the_toy_{edited}"                               # a name of its own: no module cached
-    (root / f"{oracle}.py").write_text("VALUE = 1\n")
-    monkeypatch.syspath_prepend(str(root))
-    monkeypatch.setitem(sys.modules, oracle, importlib.import_module(oracle))  # imported, as an oracle would be
+    root, spec, oracle = toy_inputs(tmp_path, monkeypatch, f"oracle_of_the_toy_{edited}")
     kept_claims_check.save(root, [spec], ROWS)
     assert kept_claims_check.rows(root, [spec]) == ROWS
-    path = spec if edited == "spec" else root / f"{oracle}.py"
+    path = spec if edited == "spec" else oracle
     path.write_text("# a comment\n" + path.read_text())                  # means nothing (source_meaning.py)
     assert kept_claims_check.rows(root, [spec]) == ROWS
     if edited == "version":

@@ -4,30 +4,20 @@ the project's configuration, a module it had imported, an installed version, a F
 --changed run it; a comment does not (keys by meaning); a stage with a problem is never kept."""
 from __future__ import annotations
 
-import importlib
-import sys
-from argparse import Namespace
 from types import SimpleNamespace
 
 import pytest
 
-from fidelity import project
 from fidelity.check import code_stage, kept_code_check
-from fidelity.spec import load_catalogue
+from kept_stage import stage_on_this_project, toy_inputs
 
 
 @pytest.fixture
 def stage(tmp_path, monkeypatch):
     """The stage on this project, its cache in tmp_path; `ran` counts the real runs."""
-    monkeypatch.setenv("FIDELITY_CACHE_DIR", str(tmp_path / "cache"))
-    here = project.find(__file__).activate()
-    cat = load_catalogue(here.specs)
     ran, problems = [], []
     monkeypatch.setattr(code_stage, "_problems", lambda cat: ran.append(1) or list(problems))
-
-    def run(changed: bool) -> dict:
-        return code_stage.run(cat, Namespace(changed=changed), lambda *said: None)
-    return run, ran, problems
+    return stage_on_this_project(code_stage, tmp_path, monkeypatch)[0], ran, problems
 
 
 def test_changed_reads_a_clean_code_stage_of_the_same_inputs_and_plain_check_always_runs_it(stage):
@@ -47,20 +37,13 @@ def test_a_code_stage_with_a_problem_is_not_kept(stage):
 
 @pytest.mark.parametrize("edited", ["spec", "config", "module", "version", "setting"])
 def test_an_edit_to_anything_the_code_stage_read_makes_changed_run_it(edited, tmp_path, monkeypatch):
-    monkeypatch.setenv("FIDELITY_CACHE_DIR", str(tmp_path / "cache"))
-    root = tmp_path / "proj"
-    (root / "specs").mkdir(parents=True)
-    spec, config = root / "specs" / "s.yaml", root / "pyproject.toml"
-    spec.write_text("paper: p\n")
+    root, spec, subject = toy_inputs(tmp_path, monkeypatch, f"subject_of_the_toy_{edited}")
+    config = root / "pyproject.toml"
     config.write_text("[tool.fidelity]\nsubjects = {}\n")
-    subject = f"subject_of_the_toy_{edited}"                            # a name of its own: no module cached
-    (root / f"{subject}.py").write_text("VALUE = 1\n")
-    monkeypatch.syspath_prepend(str(root))
-    monkeypatch.setitem(sys.modules, subject, importlib.import_module(subject))  # imported, as a subject would be
     kept_code_check.save(root, [spec], config)
     assert kept_code_check.unchanged(root, [spec], config)
     if edited in ("spec", "module"):  # a comment means nothing: keys by meaning (source_meaning.py)
-        path = spec if edited == "spec" else root / f"{subject}.py"
+        path = spec if edited == "spec" else subject
         path.write_text("# a comment\n" + path.read_text())
         assert kept_code_check.unchanged(root, [spec], config)
     if edited == "spec":
@@ -68,7 +51,7 @@ def test_an_edit_to_anything_the_code_stage_read_makes_changed_run_it(edited, tm
     elif edited == "config":
         config.write_text(config.read_text() + "mechanisms = []\n")
     elif edited == "module":
-        (root / f"{subject}.py").write_text("VALUE = 2\n")
+        subject.write_text("VALUE = 2\n")
     elif edited == "version":
         real = list(kept_code_check.metadata.distributions())
         moved = SimpleNamespace(metadata={"Name": real[0].metadata["Name"]}, version=real[0].version + ".post1")

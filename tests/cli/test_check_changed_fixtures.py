@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-from argparse import Namespace
 from pathlib import Path
 
 import pytest
@@ -14,21 +13,16 @@ import pytest
 from fidelity import cache, project
 from fidelity.check import fixtures_stage, kept_fixture_check, kept_verdict
 from fidelity.fixtures import store
-from fidelity.spec import load_catalogue
+from kept_stage import stage_on_this_project, toy_inputs
 
 
 @pytest.fixture
 def stage(tmp_path, monkeypatch):
     """The stage on this project, its cache in tmp_path; `verified` counts the real recomputations."""
-    monkeypatch.setenv("FIDELITY_CACHE_DIR", str(tmp_path / "cache"))
-    here = project.find(__file__).activate()
-    cat = load_catalogue(here.specs)
     verified = []
     monkeypatch.setattr(store, "verify", lambda directory: verified.append(directory) or [])
     monkeypatch.setattr(fixtures_stage, "_stale_predictions", lambda cat, directory: [])
-
-    def run(changed: bool) -> dict:
-        return fixtures_stage.run(cat, Namespace(changed=changed), lambda *said: None)
+    run, here = stage_on_this_project(fixtures_stage, tmp_path, monkeypatch)
     return run, verified, here
 
 
@@ -51,21 +45,14 @@ def test_a_verification_that_drifted_is_not_kept(stage, monkeypatch):
 
 @pytest.mark.parametrize("edited", ["fixture", "spec", "module"])
 def test_an_edit_to_anything_the_verification_read_makes_changed_recompute(edited, tmp_path, monkeypatch):
-    monkeypatch.setenv("FIDELITY_CACHE_DIR", str(tmp_path / "cache"))
-    root = tmp_path / "proj"
-    (root / "fixtures").mkdir(parents=True)
-    (root / "specs").mkdir()
+    root, _, builder = toy_inputs(tmp_path, monkeypatch, f"builder_of_the_toy_{edited}")
+    (root / "fixtures").mkdir()
     (root / "fixtures" / "f.json").write_text('{"id": "f"}')
-    (root / "specs" / "s.yaml").write_text("paper: p\n")
-    builder = f"builder_of_the_toy_{edited}"                              # a name of its own: no module cached
-    (root / f"{builder}.py").write_text("VALUE = 1\n")
-    monkeypatch.syspath_prepend(str(root))
-    monkeypatch.setitem(sys.modules, builder, importlib.import_module(builder))  # loaded, as a builder would be
     specs = [Path("specs/s.yaml")]
     kept_fixture_check.save(root, root / "fixtures", specs)
     assert kept_fixture_check.unchanged(root, root / "fixtures", specs)
     path = {"fixture": root / "fixtures" / "f.json", "spec": root / "specs" / "s.yaml",
-            "module": root / f"{builder}.py"}[edited]
+            "module": builder}[edited]
     if edited != "fixture":  # a comment and a blank line mean nothing: keys by meaning (source_meaning.py)
         path.write_text("# a comment\n" + path.read_text() + "\n")
         assert kept_fixture_check.unchanged(root, root / "fixtures", specs)
