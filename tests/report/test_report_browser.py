@@ -26,7 +26,7 @@ from fidelity.report import html as html_page
 from fidelity.report import outputs, plots
 from fidelity.report.anchors import ref_id
 
-from ledger_toy import G_DOUBLE, P1_SAID
+from ledger_toy import G_DOUBLE, P1_SAID, make_toy
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
@@ -89,14 +89,25 @@ def probe_copy(page: Path, copy: Path, script: str) -> Path:
     return copy
 
 
-@pytest.fixture
-def page(toy, tmp_path) -> Path:
+@pytest.fixture(scope="module")
+def rendered_page(tmp_path_factory) -> Path:
+    """The toy's ledger page, rendered once for this file's tests (about a second each)."""
+    toy = make_toy(tmp_path_factory.mktemp("ledger-page"))
     toy.standard_evidence()
-    opts = outputs.Options(repo_root=toy.root, reports_dir=toy.reports, out_dir=tmp_path / "out",
+    out = toy.root.parent / "out"
+    opts = outputs.Options(repo_root=toy.root, reports_dir=toy.reports, out_dir=out,
                            fixtures_dir=REPO / "fixtures", gates="none", html=True)
     files, _ = outputs.generate(toy.catalogue(), opts)
-    outputs.write(files, tmp_path / "out")
-    return tmp_path / "out" / "ledger.html"
+    outputs.write(files, out)
+    return out / "ledger.html"
+
+
+@pytest.fixture
+def page(rendered_page):
+    """The shared page; each test opens it, or a copy of its own, and leaves it as the next one reads it."""
+    before = rendered_page.read_bytes()
+    yield rendered_page
+    assert rendered_page.read_bytes() == before, "a test changed the shared ledger page"
 
 
 def test_the_probe_shows_that_a_network_request_would_be_seen(tmp_path):
