@@ -18,7 +18,7 @@ What stays in the skeleton, body and all (conservative: an edit there re-runs ev
 - a function defined under an `if`, `try`, `with` or loop at module or class level (which one is defined
   depends on code the skeleton holds anyway).
 
-A traced code object (its first line, `co_firstlineno`) is placed in a unit by `unit_at`: the unit whose
+A line heard (calls_so_far.py hears a unit's `def` line) is placed in a unit by `unit_at`: the unit whose
 lines, decorators included, hold it; None for module or class-body code, which the skeleton keys.
 A file that does not parse has no units: it keys whole (None).
 """
@@ -66,7 +66,7 @@ def function_keys_of(data: bytes) -> FunctionKeys | None:
     except (SyntaxError, ValueError):
         return None
     units, spans, seen = {}, [], {}
-    for node, qualname in _unit_nodes(tree):
+    for node, qualname in unit_nodes(tree):
         seen[qualname] = seen.get(qualname, 0) + 1
         name = qualname if seen[qualname] == 1 else f"{qualname}#{seen[qualname]}"
         units[name] = _sha(f"unit\n{normal_text(node.body)}")
@@ -76,7 +76,7 @@ def function_keys_of(data: bytes) -> FunctionKeys | None:
     return FunctionKeys(skeleton=_sha(f"skeleton\n{normal_text(tree)}"), units=units, spans=tuple(spans))
 
 
-def _unit_nodes(tree: ast.Module):
+def unit_nodes(tree: ast.Module):
     """(function node, qualified name) of every unit, in file order (module doc)."""
     todo = [(tree.body, "")]
     while todo:

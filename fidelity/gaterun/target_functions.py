@@ -41,8 +41,8 @@ class TargetsNow:
             self._function_keys(m)
 
     def recorded(self, targets, calls: dict[str, list[int]] | None) -> dict[str, dict]:
-        """What to keep for a result over `targets` whose process called `calls` ({file: first lines of the
-        code objects called}, calls_so_far.CallsSoFar.seen; None: not heard)."""
+        """What to keep for a result over `targets` whose process called `calls` ({file: def lines of the
+        units called}, calls_so_far.CallsSoFar.seen; None, or a file left out: not heard)."""
         heard = None if calls is None else {_real(p): lines for p, lines in calls.items()}
         kept = {}
         for module in sorted(targets):

@@ -7,61 +7,77 @@ start, inherited by a process forked after it) to the end of each instance: soun
 the code keeps, and as precise as the process is short (one fork per gate file: forked_workers.py).
 
     calls = CallsSoFar([path, ...]); calls.start()
-    ...; calls.seen()   # {path: [first line of each code object called]}, or None: not to be trusted
+    ...; calls.seen()   # {path: [def line of each unit called]}, a file left out where it cannot be trusted
 
-Only call events are heard (no line tracing), and only frames of the wanted files are kept. `seen()` is
-None, for the rest of the process, once what it saw may be incomplete:
-  - another tracer was set (the audit event of sys.settrace: a debugger, coverage, hypothesis's explain
-    phase), even if this one was put back afterwards: the calls made meanwhile went unheard;
-  - the process started another that may run the project's Python (audit events: a fork other than the
-    runner's own, a shell, or a program that is Python: the interpreter, or a script whose first line names
-    it): its calls are not heard here. Another program (`file`, a compiler) runs none of them;
-  - CUDA was initialised: the autograd engine runs a Python backward on a device thread that no Python
-    tracer reaches (threads started with `threading` are traced).
-The caller keys such a result by whole files, as without a trace.
+What is heard is the **units** function_meaning.py keys (a function at module or class level, its nested
+functions, lambdas and comprehensions within it): a call of anything nested runs inside a call of its unit
+in this process, or creates nothing to call. Each unit gets one marker call at the start of its body, put
+in as its module is imported from source by a finder that goes first (only files outside the standard
+library and the installed packages: the project's, a PYTHONPATH folder's; a test file or a conftest stays
+pytest's; one whose asserts pytest rewrites keeps that). Nothing else runs differently: a tracer on every
+call (sys.settrace) made the gates that run the Triton interpreter five times slower. A marker is heard in
+every thread, the autograd engine's too.
+
+`seen()` leaves a file out (the caller keys it whole) when its code ran other than as the module marked
+here: imported before `start`, or run by a loader or an exec() of its own (the audit event of exec names
+the code object). It is None, for the rest of the process, once the process started another that may run
+the project's Python (audit events: a fork other than the runner's own, a shell, or a program that is
+Python: the interpreter, or a script whose first line names it): its calls are not heard here. Another
+program (`file`, a compiler) runs none of them.
 """
 from __future__ import annotations
 
+import ast
+import builtins
+import importlib.machinery
 import os
 import shutil
 import sys
-import threading
 
+from fidelity.function_meaning import unit_nodes
+from fidelity.perturb.machine_neutral import installation_folders
+
+MARKER = "__fidelity_called__"  # in builtins: found from any module's globals, and from a copy of a function's
 _PROGRAM_AT = {"subprocess.Popen": 0, "os.posix_spawn": 0, "os.exec": 0, "os.spawn": 1}  # the event's argument
 _ANY_CODE = frozenset({"os.fork", "os.forkpty", "os.system", "os.startfile", "pty.spawn"})  # may run anything
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "env", "xargs"})
 
 
 class CallsSoFar:
-    """`paths`: the files whose calls are kept; None: every file's, until `narrow` names them (a run that
-    learns which files matter only once it has collected, and collection calls code too)."""
+    """`paths`: the files whose calls are kept; None: every marked file's, until `narrow` names them (a run
+    that learns which files matter only once it has collected, and collection calls code too)."""
 
     def __init__(self, paths=None):
-        self._wanted: dict[str, str] | None = None
-        self._known: dict[str, str | None] = {}  # co_filename -> the wanted path it is, or None
-        self._calls: dict[str, set[int]] = {}  # a wanted path (or, before narrowing, a co_filename) -> first lines
-        if paths is not None:
-            self.narrow(paths)
+        self._wanted: dict[str, str] | None = None  # real path -> the path as named
+        self._units: list[tuple[str, int]] = []  # marker number -> (real path, def line of the unit)
+        self._called: dict[int, None] = {}  # the marker numbers heard, in the order first heard
+        self._heard: dict[str, set[int]] = {}  # real path -> def lines, of the first `_placed` numbers heard
+        self._placed = 0
+        self._marked_code: list = []  # the module code objects compiled here (held: their ids stay theirs)
+        self._marked_ids: set[int] = set()
+        self._ran_unmarked: list[str] = []  # file names whose module code ran without the markers, as heard
+        self._unmarked: set[str] = set()  # the real paths of the first `_resolved` of them
+        self._resolved = 0
         self._trusted = True
         self._started = False
         self._own_fork = False
+        if paths is not None:
+            self.narrow(paths)
 
     def start(self) -> None:
-        """Listen from now on, in this thread and every thread started after (and in forked children)."""
-        sys.addaudithook(self._audit)  # cannot be removed: it only marks this record untrusted
-        threading.settrace(self._call)
+        """Listen from now on: modules imported from source after this carry the markers (and forked
+        children go on listening); a module of a wanted file imported before is not heard (`seen`)."""
+        self._ran_unmarked += [f for m in list(sys.modules.values())
+                               if isinstance(f := getattr(m, "__file__", None), str)]
+        sys.addaudithook(self._audit)  # cannot be removed: it only marks files or the record untrusted
+        setattr(builtins, MARKER, self._called.setdefault)
+        installed = tuple(os.path.join(os.path.realpath(f), "") for f in installation_folders())
+        sys.meta_path.insert(0, _MarkingFinder(self, installed))
         self._started = True
-        sys.settrace(self._call)
 
     def narrow(self, paths) -> None:
-        """Keep only the calls of `paths` from now on, and those of them heard so far."""
-        wanted = {os.path.realpath(p): p for p in paths}
-        calls: dict[str, set[int]] = {p: set() for p in wanted.values()}
-        for filename, lines in self._calls.items():
-            path = wanted.get(os.path.realpath(filename)) if self._wanted is None else filename
-            if path in calls:
-                calls[path] |= lines
-        self._wanted, self._known, self._calls = wanted, {}, calls
+        """Keep only the calls of `paths`: those heard so far and from now on."""
+        self._wanted = {os.path.realpath(p): p for p in paths}
 
     def fork(self) -> int:
         """os.fork() by the runner itself (a worker per gate file), not counted as a process the code under
@@ -73,43 +89,114 @@ class CallsSoFar:
             self._own_fork = False
 
     def seen(self) -> dict[str, list[int]] | None:
-        """{wanted path: sorted first lines of the code objects called}, or None when incomplete (module doc)."""
-        # `!=`: the tracer is a bound method, equal to self._call but never the same object
-        if not self._started or sys.gettrace() != self._call or _cuda_initialised():
-            self._trusted = False
-        if not self._trusted or self._wanted is None:
+        """{wanted path: sorted def lines of the units called}, less the files whose code ran unmarked; None
+        when not started, not narrowed, or untrusted (module doc)."""
+        if not self._started or not self._trusted or self._wanted is None:
             return None
-        return {p: sorted(lines) for p, lines in self._calls.items()}
+        unmarked = self._ran_unmarked[self._resolved:]  # read once each: seen() is asked per instance
+        self._resolved += len(unmarked)
+        self._unmarked.update(os.path.realpath(f) for f in unmarked)
+        called = list(self._called)  # one copy: a thread of the code under test may add to it meanwhile
+        for n in called[self._placed:]:
+            real, line = self._units[n]
+            self._heard.setdefault(real, set()).add(line)
+        self._placed = len(called)
+        return {p: sorted(self._heard.get(real, ())) for real, p in self._wanted.items() if real not in self._unmarked}
 
-    def _call(self, frame, event, arg):
-        filename = frame.f_code.co_filename
-        if self._wanted is None:  # not narrowed yet: every file's
-            self._calls.setdefault(filename, set()).add(frame.f_code.co_firstlineno)
-            return None
+    def compile_marked(self, source: bytes, path: str, pytest_config=None):
+        """The module code of `path` with a marker at the start of each unit's body (and its asserts
+        rewritten as pytest does, given pytest's config); None when it does not parse (it is then imported
+        as it is, and heard as unmarked)."""
         try:
-            path = self._known[filename]
-        except KeyError:
-            path = self._known[filename] = self._wanted.get(os.path.realpath(filename))
-        if path is not None:
-            self._calls[path].add(frame.f_code.co_firstlineno)
-        return None  # no line events: only calls are needed
+            tree = ast.parse(source, filename=path)
+        except (SyntaxError, ValueError):
+            return None
+        real = os.path.realpath(path)
+        for node, _ in unit_nodes(tree):
+            number = len(self._units)
+            self._units.append((real, node.lineno))
+            body = node.body
+            at = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str) else 0  # after the docstring: it stays the docstring
+            mark = ast.Expr(ast.Call(ast.Name(MARKER, ast.Load()), [ast.Constant(number)], []))
+            anchor = body[min(at, len(body) - 1)]  # its lines: a traceback through the marker names them
+            for part in ast.walk(mark):
+                ast.copy_location(part, anchor)
+            body.insert(at, mark)
+        if pytest_config is not None:
+            from _pytest.assertion.rewrite import rewrite_asserts
+
+            rewrite_asserts(tree, source, path, pytest_config)
+        code = compile(tree, path, "exec", dont_inherit=True)  # every marker node has its lines
+        self._marked_code.append(code)
+        self._marked_ids.add(id(code))
+        return code
 
     def _audit(self, event: str, args, _any_code=_ANY_CODE, _program_at=_PROGRAM_AT) -> None:
         # the constants bound as defaults: audit hooks run at interpreter exit too, after the globals are gone
-        if event in _any_code and not (self._own_fork and event == "os.fork"):
+        if event == "exec":
+            code = args[0]
+            if id(code) not in self._marked_ids and hasattr(code, "co_filename"):
+                self._ran_unmarked.append(code.co_filename)
+        elif event in _any_code and not (self._own_fork and event == "os.fork"):
             self._trusted = False
         elif event in _program_at and may_run_python(args[_program_at[event]]):
             self._trusted = False
-        elif event == "sys.settrace" and self._started and not self._ours_set():
-            self._trusted = False  # another tracer: even put back later, the calls meanwhile went unheard
 
-    def _ours_set(self) -> bool:
-        """Whether the sys.settrace being made sets this record's tracer: start(), or a thread started after it
-        taking threading's hook (ours while threading.gettrace() is)."""
-        caller = sys._getframe(2)  # 0: this, 1: _audit, 2: whoever called sys.settrace
-        if caller.f_code is CallsSoFar.start.__code__:
-            return True
-        return caller.f_code.co_name == "_bootstrap_inner" and threading.gettrace() == self._call
+
+class _MarkingFinder:
+    """First of the finders: a module that those after it find as a source file outside `installed` (the
+    standard library, the installed packages) is loaded with the markers, unless it is a test file or a
+    conftest, which stay pytest's. A module pytest would rewrite the asserts of (a pytest plugin's package,
+    such as fidelity's own) keeps that rewriting too."""
+
+    def __init__(self, calls: CallsSoFar, installed: tuple[str, ...]):
+        self.calls, self.installed = calls, installed
+
+    def find_spec(self, fullname, path=None, target=None):
+        later = sys.meta_path[sys.meta_path.index(self) + 1:] if self in sys.meta_path else []
+        for finder in later:
+            find = getattr(finder, "find_spec", None)
+            spec = find(fullname, path, target) if find is not None else None
+            if spec is not None:
+                break
+        else:
+            return None
+        origin = spec.origin or ""
+        if not origin.endswith(".py") or os.path.realpath(origin).startswith(self.installed):
+            return spec
+        if type(spec.loader) is importlib.machinery.SourceFileLoader:
+            spec.loader = _MarkingLoader(fullname, origin, self.calls)
+        elif _rewrites_asserts(spec.loader) and not _test_file(spec.loader, origin):
+            spec.loader = _MarkingLoader(fullname, origin, self.calls, pytest_config=spec.loader.config)
+        return spec
+
+
+def _rewrites_asserts(loader) -> bool:
+    rewrite = sys.modules.get("_pytest.assertion.rewrite")
+    return rewrite is not None and isinstance(loader, rewrite.AssertionRewritingHook)
+
+
+def _test_file(hook, origin: str) -> bool:
+    """Whether pytest rewrites `origin` as a test file or a conftest (its hook's own rule, less a path given
+    on the command line: a gate file is never a target)."""
+    from _pytest.pathlib import fnmatch_ex
+
+    return os.path.basename(origin) == "conftest.py" or any(fnmatch_ex(pat, origin) for pat in hook.fnpats)
+
+
+class _MarkingLoader(importlib.machinery.SourceFileLoader):
+    """Compiles from source with the markers (and pytest's assert rewriting, given its config), never from
+    (or to) a cached .pyc, which would hold neither."""
+
+    def __init__(self, fullname: str, path: str, calls: CallsSoFar, pytest_config=None):
+        super().__init__(fullname, path)
+        self._calls, self._pytest_config = calls, pytest_config
+
+    def get_code(self, fullname):
+        source = self.get_data(self.path)
+        code = self._calls.compile_marked(source, self.path, self._pytest_config)
+        return code if code is not None else self.source_to_code(source, self.path)
 
 
 def may_run_python(program) -> bool:
@@ -128,8 +215,3 @@ def may_run_python(program) -> bool:
     except (OSError, TypeError):
         return True
     return first.startswith(b"#!") and b"python" in first
-
-
-def _cuda_initialised() -> bool:
-    torch = sys.modules.get("torch")
-    return bool(torch is not None and torch.cuda.is_initialized())

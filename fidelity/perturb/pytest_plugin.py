@@ -29,8 +29,9 @@ run mode (the default): before each test the readings store
              ran, while a pytest fixture it uses was set up, or while its
              module was collected (an audit hook on the "open" event, and on the
              fixture store's READ_AUDIT_EVENT for a fixture it parsed earlier).
-  calls_so_far  with `--fidelity-trace-calls`: {source file of a target: first lines of its code objects
-             the process had called by the test's end}, or null when that cannot be trusted (calls_so_far.py)
+  calls_so_far  with `--fidelity-trace-calls`: {source file of a target: the def lines of its functions
+             (function_meaning.py's units) the process had called by the test's end}, a file whose code
+             ran unheard left out, or null when nothing can be trusted (calls_so_far.py)
 Each item is also appended as a line to RESULTS.partial as soon as it ends
 (and a "start" line when it begins), so a child that crashes or is killed
 leaves what it did and which test it was in.
@@ -53,6 +54,7 @@ import os
 
 import pytest
 
+from fidelity.perturb.calls_so_far import CallsSoFar
 from fidelity.perturb.recorder import Recorder
 
 RESULTS_ENV = "FIDELITY_PERTURB_RESULTS"
@@ -85,13 +87,20 @@ def pytest_addoption(parser):
                          "needs one killing gate, not all of them)")
 
 
+_LISTENING: list[CallsSoFar] = []  # the calls heard from before the conftests, for the recorder made after them
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config, parser, args):
     """Before any conftest or test module imports a perturbation target: the patch's finder
-    goes ahead of the assertion rewriter pytest has just installed."""
+    goes ahead of the assertion rewriter pytest has just installed, and with --fidelity-trace-calls
+    the calls are heard from here (a module imported before could not be marked: calls_so_far.py)."""
     from fidelity.perturb import import_hook
 
     import_hook.put_first()
+    if getattr(early_config.known_args_namespace, "fidelity_trace_calls", False) and not _LISTENING:
+        _LISTENING.append(CallsSoFar())
+        _LISTENING[0].start()
 
 
 def pytest_configure(config):
@@ -115,7 +124,8 @@ def pytest_configure(config):
                         stop_gate_when_red=config.getoption("--fidelity-stop-gate-when-red"),
                         stop_when_any_red=config.getoption("--fidelity-stop-when-any-red"),
                         trace_lines=config.getoption("--fidelity-trace-lines"), worker=worker,
-                        seed=config.getoption("--fidelity-seed"), trace_calls=config.getoption("--fidelity-trace-calls"))
+                        seed=config.getoption("--fidelity-seed"),
+                        calls=_LISTENING[0] if config.getoption("--fidelity-trace-calls") and _LISTENING else None)
     config.pluginmanager.register(recorder, "fidelity-perturb-recorder")
 
 

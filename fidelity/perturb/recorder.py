@@ -57,7 +57,7 @@ class Recorder(FixtureReads):
     def __init__(self, mode: str, results: str, fixtures: str | None, subject_files: list[str], rootdir: str | None = None,
                  keep: set[str] | None = None, stop_gate_when_red: bool = False, stop_when_any_red: bool = False,
                  trace_lines: list[str] = (), worker: str | None = None, seed: bool = False,
-                 trace_calls: bool = False):
+                 calls: CallsSoFar | None = None):
         self.mode = mode
         self.seed = seed
         self.worker = worker
@@ -66,9 +66,7 @@ class Recorder(FixtureReads):
         self.stop_gate_when_red = stop_gate_when_red or stop_when_any_red
         self.stop_when_any_red = stop_when_any_red
         self.trace_lines = [os.path.abspath(p) for p in trace_lines]
-        self.calls = CallsSoFar() if trace_calls and mode == "run" else None
-        if self.calls is not None:  # from before collection: what collection calls is in every instance's record
-            self.calls.start()
+        self.calls = calls if mode == "run" else None  # started before collection: what it calls is in every record
         self._red_gates: set[str] = set()  # gates with an instance failed by assertion (stop mode)
         self.rootdir = os.path.abspath(rootdir) + os.sep if rootdir else None
         self.results = os.path.abspath(results)
