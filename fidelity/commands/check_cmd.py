@@ -27,10 +27,9 @@ real failures; --json (and --json-file) lists every problem, stale ones included
 the last check on this machine (each instance's results are kept in the cache
 under a hash of what it reads); the others' results, red ones included, are read
 as they were. What it reads counts by meaning (a comment or docstring changes
-nothing) and, for the modules it targets, by function: a --changed run hears
+nothing) and, for the modules it targets, by function: every check hears
 which functions of them its process called, so the next edit to a function no
-call reached keeps its result (a plain check hears nothing, which costs it less:
-its results are keyed by whole files). The fixtures stage reads the last clean
+call reached keeps its result. The fixtures stage reads the last clean
 verification whose inputs (fixture files, specs, the builder and oracle modules,
 versions) hash the same instead of recomputing every oracle. Every other stage runs in full. Plain check
 runs every instance and recomputes every fixture.

@@ -301,11 +301,10 @@ class CheckGates:
                 self.kept = self.kept_run.unchanged(self.keys)
                 keep = set(self.keys) - set(self.kept)
                 self.keys.split_targets_now()
-        # --changed hears each instance's calls into its targets, so the next edit to a function no call reached
-        # keeps its result (kept_gate_run.py); a plain check does not: hearing every call costs it about half
-        # again its CPU, and its kept results are keyed by whole files
-        trace = ("--fidelity-trace-calls",) if self.keys is not None else ()
-        self.suite = GateSuiteRun(self.here, extra_args=trace, jobs=getattr(args, "jobs", None), keep=keep)
+        # every check hears each instance's calls into its targets, so the next edit to a function no call reached
+        # keeps its result (kept_gate_run.py); the markers that hear them cost a whole run nothing measurable
+        self.suite = GateSuiteRun(self.here, extra_args=("--fidelity-trace-calls",), jobs=getattr(args, "jobs", None),
+                                  keep=keep)
 
     def __enter__(self) -> "CheckGates":
         return self
