@@ -28,8 +28,9 @@ A folder still in the old layout (a file per gate) is refused until converted wi
 --convert-evidence (nothing runs; the same records, with the same hashes).
 
 Clean runs are kept (reports/evidence/clean-runs.json) per gate instance under a hash
-of everything it read (gate file, helpers, fixtures, specs, targets' sources,
-harness, versions): a later run counts those whose hash matches, runs only the missing ones and
+of everything it read (gate file, helpers, fixtures, specs, harness, versions) and
+its targets' sources by the functions its runs called (an edit to a function no run
+of it reached keeps them): a later run counts those whose inputs match, runs only the missing ones and
 judges old and new together. An instance with 10 kept runs is not run unpatched again
 (its green after is known), and a perturbation whose instances all have them is written
 as soon as its child ends, so a run stopped later keeps its records.

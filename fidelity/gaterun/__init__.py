@@ -5,8 +5,8 @@ renders it, and neither imports the other.
                          gates stage of `fidelity check`
 - forked_workers.py      the suite collected once, each test file run in a process forked after collection;
                          fork_threads.py the math-library threads of the parent and of each fork
-- kept_gate_run.py       the last run's results kept per instance under the key of its inputs (check --changed);
-                         target_functions.py its targets' sources by the functions the run heard called
+- kept_gate_run.py       the last run's results kept per instance under the key of its inputs (check --changed),
+                         its targets' sources by the functions the run heard called (perturb/target_functions.py)
 - subject_gate_files.py  the gate files a subject can be held by (those naming a mechanism it provides)
 - conformance.py         `check --subject`: someone else's implementation, equation by equation
 - instance_view.py       every instance a subject ran, with what it was given; verdict_words.py their words

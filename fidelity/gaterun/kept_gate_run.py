@@ -24,12 +24,12 @@ from pathlib import Path
 from fidelity import cache, project
 from fidelity.evidence import jsonio
 from fidelity.perturb import gate_index
-from fidelity.gaterun.target_functions import TargetsNow
+from fidelity.perturb.calls_so_far import ITEM_FIELD
+from fidelity.perturb.target_functions import TargetsNow
 from fidelity.perturb.clean_run_inputs import InputsNow
 
 FILE_NAME = "check-gate-run.json"
 SCHEMA = "fidelity.check-gate-run/2"  # 2: targets kept by function
-TRACE = "calls_so_far"  # the item's field the recorder writes under --fidelity-trace-calls
 
 
 def instance_keys(here: project.Project) -> "InstanceKeys":
@@ -67,7 +67,7 @@ class InstanceKeys(dict):
         key = self.get(item["nodeid"])
         if key is None:
             return None
-        targets = self.targets.recorded(self._targets_of[item["nodeid"]], item.get(TRACE))
+        targets = self.targets.recorded(self._targets_of[item["nodeid"]], item.get(ITEM_FIELD))
         return {"key": key, "targets": self.targets.merged(targets, earlier or {}), "item": without_trace(item)}
 
     def holds(self, nodeid: str, kept: dict) -> bool:
@@ -77,7 +77,7 @@ class InstanceKeys(dict):
 
 def without_trace(item: dict) -> dict:
     """The item as check reports it: the calls heard are the kept run's business only."""
-    return {k: v for k, v in item.items() if k != TRACE}
+    return {k: v for k, v in item.items() if k != ITEM_FIELD}
 
 
 class KeptGateRun:

@@ -26,6 +26,9 @@ Modules, one idea each:
   gate_index     which gates exist and which cover a module (cached)
   outcomes       per-gate Outcome of a child
   clean_runs     how many unpatched runs, and the verdict over them (flaky or not)
+  clean_run_inputs, clean_run_store, kept_clean_runs, target_functions
+                 clean runs kept under the key of their inputs, the targets' sources by the functions the
+                 runs called (also check --changed's kept gate run)
   result         RunResult: its JSON and its table
   runner         `run`: puts the steps in order (baseline, forced failure, perturbations, green after, evidence)
   stages         one module per step of a run, and the run object passed between them

@@ -37,6 +37,7 @@ import sys
 from fidelity.function_meaning import unit_nodes
 from fidelity.perturb.machine_neutral import installation_folders
 
+ITEM_FIELD = "calls_so_far"  # the field of a child's result item that holds what `seen` said (pytest_plugin.py)
 MARKER = "__fidelity_called__"  # in builtins: found from any module's globals, and from a copy of a function's
 _PROGRAM_AT = {"subprocess.Popen": 0, "os.posix_spawn": 0, "os.exec": 0, "os.spawn": 1}  # the event's argument
 _ANY_CODE = frozenset({"os.fork", "os.forkpty", "os.system", "os.startfile", "pty.spawn"})  # may run anything

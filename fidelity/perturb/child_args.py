@@ -28,6 +28,8 @@ def pytest_args(job: dict, keep_file: str | None = None) -> list[str]:
         args.append("--fidelity-stop-gate-when-red")
     if job.get("stop_when_any_red"):
         args.append("--fidelity-stop-when-any-red")
+    if job.get("hear_calls"):
+        args.append("--fidelity-trace-calls")
     for path in job.get("trace_lines") or ():
         args += ["--fidelity-trace-lines", path]
     if job.get("mode") == "collect":

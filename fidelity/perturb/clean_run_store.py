@@ -1,17 +1,20 @@
 """Clean runs kept on disk: per gate instance, under its inputs key, how many unpatched runs agreed.
 
 One file, `clean-runs.json` in the evidence folder (beside the records, under the same writer
-lock; a `--file` catalogue's folder has its own), SCHEMA "fidelity.clean-runs/1":
-  {"schema": ..., "instances": {nodeid: {"key", "runs", "outcome", "readings", "duration_s", "fixtures_read"}}}
-  key        clean_run_inputs.InputsNow.key of the instance when its runs were seen
+lock; a `--file` catalogue's folder has its own), SCHEMA "fidelity.clean-runs/2":
+  {"schema": ..., "instances": {nodeid: {"key", "targets", "runs", "outcome", "readings", "duration_s",
+                                         "fixtures_read"}}}
+  key        clean_run_inputs.InputsNow.key_apart_from_targets of the instance when its runs were seen
+  targets    its targets' sources as those runs read them: by the functions their processes called, or
+             whole (target_functions.py: keys by function)
   runs       how many separate unpatched children ran it under that key, every one green
              with these readings (bit-identical, as jsonio encodes them)
   outcome    "passed" or "skipped"
   readings   the readings every one of those runs recorded
   duration_s how long its first run took (orders the children; never compared)
   fixtures_read  the fixture files its first run opened (the evidence of its gate names them)
-An entry under another key than the instance's now is never counted: `runs_now` says 0, and the
-next run replaces it. A run that refuses an instance (red, or readings that moved) forgets it, so
+An entry whose key or targets differ from the instance's now is never counted (kept_clean_runs.py
+judges that), and the next run replaces it. A run that refuses an instance (red, or readings that moved) forgets it, so
 it is run CLEAN_RUNS times afresh next time. Two runs writing one file at once are kept apart by
 the evidence folder's writer lock; a write is atomic (jsonio).
 """
@@ -22,7 +25,7 @@ from pathlib import Path
 
 from fidelity.evidence import jsonio, paths
 
-SCHEMA = "fidelity.clean-runs/1"
+SCHEMA = "fidelity.clean-runs/2"  # 2: the targets apart from the key, by function
 FILE_NAME = paths.CLEAN_RUNS_FILE  # directly in the evidence root, beside the <id>.json files (record scans skip it)
 
 
@@ -38,30 +41,22 @@ class CleanRunStore:
         self.entries: dict[str, dict] = _read(self.path)
         self._changed = False
 
-    def entry(self, nodeid: str, key: str | None) -> dict | None:
-        """The kept entry of `nodeid` if it was seen under `key`, else None."""
+    def add_run(self, nodeid: str, key: str, targets: dict, outcome: str, readings: dict, duration_s: float,
+                fixtures_read: list[str] = (), counted: bool = False) -> None:
+        """One more green unpatched run of `nodeid`, under `key` with its `targets` as read. `counted`: the
+        entry kept now holds (the caller judged it) and this run adds to it, with `targets` now what all its
+        runs read; its outcome and readings must equal this run's (clean_runs.judge). Else the run starts
+        the entry afresh."""
         e = self.entries.get(nodeid)
-        return e if key is not None and e is not None and e.get("key") == key else None
-
-    def runs_now(self, nodeid: str, key: str | None) -> int:
-        """Clean runs of `nodeid` kept under `key` (0: none, or under another key)."""
-        e = self.entry(nodeid, key)
-        return int(e["runs"]) if e else 0
-
-    def add_run(self, nodeid: str, key: str | None, outcome: str, readings: dict, duration_s: float,
-                fixtures_read: list[str] = ()) -> None:
-        """One more green unpatched run of `nodeid`. Its outcome and readings must equal the kept
-        ones under `key` (the caller judged them: clean_runs.judge); another key starts afresh."""
-        if key is None:
-            return
-        e = self.entry(nodeid, key)
-        if e is None:
-            self.entries[nodeid] = {"key": key, "runs": 1, "outcome": outcome, "readings": readings,
-                                    "duration_s": round(float(duration_s), 6), "fixtures_read": sorted(fixtures_read)}
-        else:
+        if counted and e is not None:
             if (e["outcome"], jsonio.dumps(e["readings"])) != (outcome, jsonio.dumps(readings)):
                 raise ValueError(f"{nodeid}: a clean run that differs from the kept ones cannot be added to them")
             e["runs"] += 1
+            e["targets"] = targets
+        else:
+            self.entries[nodeid] = {"key": key, "targets": targets, "runs": 1, "outcome": outcome,
+                                    "readings": readings, "duration_s": round(float(duration_s), 6),
+                                    "fixtures_read": sorted(fixtures_read)}
         self._changed = True
 
     def forget(self, nodeid: str) -> None:
@@ -80,6 +75,7 @@ def _read(path: Path) -> dict[str, dict]:
 
 
 def _valid(e: object) -> bool:
-    return (isinstance(e, dict) and isinstance(e.get("key"), str) and isinstance(e.get("runs"), int)
+    return (isinstance(e, dict) and isinstance(e.get("key"), str) and isinstance(e.get("targets"), dict)
+            and isinstance(e.get("runs"), int)
             and not isinstance(e.get("runs"), bool) and e["runs"] > 0 and e.get("outcome") in ("passed", "skipped")
             and isinstance(e.get("readings"), dict))

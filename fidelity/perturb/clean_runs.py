@@ -6,8 +6,9 @@ in a separate child, all green and with bit-identical readings. A gate failing i
 processes passes all of them with probability 0.5 ** CLEAN_RUNS = 1/1024: it is refused with
 probability 1 - 1/1024 > 0.999 (`refusal_probability`). The count is recorded in each evidence
 record (`clean_runs`), and each instance's clean runs are kept under the key of everything the run
-read (clean_run_inputs.py, clean_run_store.py): a later run whose key matches counts them and runs
-only what is missing, so they are paid again only when an input changes.
+read (clean_run_inputs.py, clean_run_store.py; the targets' sources by the functions the runs called:
+kept_clean_runs.py): a later run whose inputs match counts them and runs only what is missing, so they
+are paid again only when an input changes.
 
 An observation (discover) expects nothing and writes no evidence: OBSERVATION_RUNS suffice to set
 aside a gate that is red unperturbed and to see that readings repeat.

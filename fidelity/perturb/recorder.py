@@ -13,7 +13,7 @@ import pytest
 
 from fidelity.evidence import jsonio
 from fidelity.perturb import seeding
-from fidelity.perturb.calls_so_far import CallsSoFar
+from fidelity.perturb.calls_so_far import ITEM_FIELD, CallsSoFar
 from fidelity.perturb.failure_kind import MESSAGE_LIMIT, describe_failure, exc_type_from_text, skip_reason
 from fidelity.perturb.fixture_reads import FixtureReads
 from fidelity.perturb.gate_markers import gate_id, gate_markers
@@ -42,7 +42,7 @@ def _availability() -> list[dict] | None:
 
 def target_files(items, rootdir: str | None) -> list[str]:
     """The source files of the modules `items` target, as a child of the project imports them (the files
-    whose calls a kept result depends on: gaterun/target_functions.py)."""
+    whose calls a kept result depends on: target_functions.py)."""
     search = locate.child_search_path(rootdir or os.getcwd())
     files = set()
     for module in {t for item in items for t in gate_markers(item).get("targets") or ()}:
@@ -197,7 +197,7 @@ class Recorder(FixtureReads):
         if cur.get("lines_executed") is not None:
             entry["lines_executed"] = cur["lines_executed"]
         if self.calls is not None:
-            entry["calls_so_far"] = self.calls.seen()
+            entry[ITEM_FIELD] = self.calls.seen()
         if failure is not None:
             entry.update(failure)
             entry["outcome"] = "failed" if failure["phase"] == "call" else "error"

@@ -17,7 +17,7 @@ from fidelity.perturb.clean_run_store import SCHEMA, CleanRunStore, store_path
 
 from comment_edit import commented_and_redocumented
 
-from .conftest import ARITH, GATE_ADD, make_toy_repo
+from .conftest import ARITH, GATE_ADD, GATE_NEG, GATE_SCALE, make_toy_repo
 
 ADD_1 = f"{GATE_ADD}[1.0]"
 P_ADD = {"id": "P_add", "target": "toysubj.arith", "edits": [{"find": "return a + b", "replace": "return a - b"}],
@@ -114,27 +114,34 @@ def test_an_instance_without_a_target_or_with_one_not_found_has_no_key(repo):
 
 # ---------------------------------------------------------------- the store
 
-def test_the_store_counts_runs_only_under_the_key_they_were_seen_with(tmp_path):
+WHOLE = {"toysubj.arith": {"whole": "m1"}}
+
+
+def test_the_store_adds_a_run_to_a_counted_entry_and_starts_afresh_otherwise(tmp_path):
     store = CleanRunStore(tmp_path)
-    store.add_run(ADD_1, "k1", "passed", {"reading": 0.0}, 0.5, ["fixtures/add_case.json"])
-    store.add_run(ADD_1, "k1", "passed", {"reading": 0.0}, 0.7)
+    store.add_run(ADD_1, "k1", WHOLE, "passed", {"reading": 0.0}, 0.5, ["fixtures/add_case.json"])
+    store.add_run(ADD_1, "k1", WHOLE, "passed", {"reading": 0.0}, 0.7, counted=True)
     store.save()
     again = CleanRunStore(tmp_path)
-    assert again.runs_now(ADD_1, "k1") == 2 and again.runs_now(ADD_1, "k2") == 0 and again.runs_now(ADD_1, None) == 0
-    assert again.entry(ADD_1, "k1")["fixtures_read"] == ["fixtures/add_case.json"]
+    assert again.entries[ADD_1]["runs"] == 2 and again.entries[ADD_1]["targets"] == WHOLE
+    assert again.entries[ADD_1]["fixtures_read"] == ["fixtures/add_case.json"]
     with pytest.raises(ValueError, match="differs from the kept ones"):
-        again.add_run(ADD_1, "k1", "passed", {"reading": 1.0}, 0.5)
-    again.add_run(ADD_1, "k2", "passed", {"reading": 1.0}, 0.5)  # another key starts afresh
-    assert again.runs_now(ADD_1, "k2") == 1 and again.runs_now(ADD_1, "k1") == 0
+        again.add_run(ADD_1, "k1", WHOLE, "passed", {"reading": 1.0}, 0.5, counted=True)
+    again.add_run(ADD_1, "k2", WHOLE, "passed", {"reading": 1.0}, 0.5)  # not counted: it starts afresh
+    assert again.entries[ADD_1]["runs"] == 1 and again.entries[ADD_1]["key"] == "k2"
 
 
 @pytest.mark.parametrize("text", ["not json", json.dumps({"schema": "other/1", "instances": {}}),
                                   json.dumps({"schema": SCHEMA, "instances": {ADD_1: {"key": "k1", "runs": True,
+                                                                                      "targets": WHOLE,
+                                                                                      "outcome": "passed",
+                                                                                      "readings": {}}}}),
+                                  json.dumps({"schema": SCHEMA, "instances": {ADD_1: {"key": "k1", "runs": 1,
                                                                                       "outcome": "passed",
                                                                                       "readings": {}}}})])
 def test_a_store_file_that_cannot_be_read_keeps_nothing(tmp_path, text):
     store_path(tmp_path).write_text(text)
-    assert CleanRunStore(tmp_path).runs_now(ADD_1, "k1") == 0
+    assert CleanRunStore(tmp_path).entries == {}
 
 
 # ---------------------------------------------------------------- runs that keep them
@@ -189,15 +196,54 @@ def test_a_second_run_counts_the_kept_clean_runs_and_an_edited_target_runs_them_
     assert len(third.baseline["runs"]) == clean_runs.CLEAN_RUNS and "kept" not in third.green_after
 
 
+def _edit(repo, find: str, replace: str) -> None:
+    path = repo / "toysubj" / "arith.py"
+    text = path.read_text()
+    assert find in text
+    path.write_text(text.replace(find, replace, 1))
+
+
+def test_an_edit_to_a_function_no_clean_run_of_an_instance_reached_keeps_its_runs(repo):
+    """Keys by function (issue 54 point 2): each clean run hears which functions of toysubj.arith its child
+    had called by the instance's end; a child runs its instances in node id order (add's two, neg, scale), so
+    add's record holds add alone, and every record holds add (the clean runs run all four in one child). An
+    edit to scale's body, called last, keeps the runs of the other three; an edit to add's body then runs
+    those three again, and keeps scale's new runs, which ran alone."""
+    first, _ = _run(repo, [P_ADD], [ARITH])
+    assert first.ok, first.error
+    kept = json.loads((repo / "reports" / "evidence" / "clean-runs.json").read_text())["instances"]
+    read = {n: set(e["targets"]["toysubj.arith"]["units"]) for n, e in kept.items()}
+    assert read[ADD_1] == read[f"{GATE_ADD}[2.0]"] == {"add"}
+    assert {"add", "neg"} <= read[GATE_NEG] and {"add", "scale"} <= read[GATE_SCALE] and "scale" not in read[GATE_NEG]
+
+    _edit(repo, "return 2.0 * x", "return x * 2.0")  # scale: the same result, other code
+    (repo / "reports" / "evidence" / "P_add.json").unlink()
+    second, messages = _run(repo, [P_ADD], [ARITH])
+    assert second.ok, second.error
+    assert any("10 kept for 3 of 4 instances" in m for m in messages), messages
+    assert len(second.baseline["runs"]) == clean_runs.CLEAN_RUNS  # scale's, the one instance that called it
+
+    # scale's new runs ran alone in their children (the other three were kept): they never called add
+    kept = json.loads((repo / "reports" / "evidence" / "clean-runs.json").read_text())["instances"]
+    assert set(kept[GATE_SCALE]["targets"]["toysubj.arith"]["units"]) == {"scale"}
+    _edit(repo, "def add(a, b):\n", "def add(a, b):\n    b = b + 0.0\n")  # add: the same result; P_add still applies
+    (repo / "reports" / "evidence" / "P_add.json").unlink()
+    third, messages = _run(repo, [P_ADD], [ARITH])
+    assert third.ok, third.error
+    assert any("10 kept for 1 of 4 instances" in m for m in messages), messages  # scale's
+    assert len(third.baseline["runs"]) == clean_runs.CLEAN_RUNS
+
+
 def _keep(repo, nodeid: str, target: str, runs: int, readings: dict) -> None:
     """`runs` kept clean runs of `nodeid` under its key now, as a run would have written them."""
     index = gate_index.collect([nodeid.split("::", 1)[0]], repo_root=repo, cache_dir=repo / ".idx")
     item = next(it for it in index.items if it["nodeid"] == nodeid)
     assert item["targets"] == [target]
-    key = InputsNow(repo, [nodeid.split("::", 1)[0]], repo / "fixtures", index, env={}).key(item)
+    inputs = InputsNow(repo, [nodeid.split("::", 1)[0]], repo / "fixtures", index, env={})
     store = CleanRunStore(repo / "reports" / "evidence")
-    for _ in range(runs):
-        store.add_run(nodeid, key, "passed", readings, 0.1)
+    for n in range(runs):
+        store.add_run(nodeid, inputs.key_apart_from_targets(item), {target: {"whole": inputs.target_meaning(target)}},
+                      "passed", readings, 0.1, counted=n > 0)
     store.save()
 
 

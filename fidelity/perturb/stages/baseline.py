@@ -60,7 +60,7 @@ def _submit_clean_runs(r: Run, children: Children, n_runs: int) -> list[cf.Futur
                      for k in range(1, max(to_go.values(), default=0) + 1)]
     futures = []
     for k, keep in enumerate(r.clean.keeps, start=1):
-        job = children.job(sorted({gate_of(n) for n in keep}), keep=keep)
+        job = children.job(sorted({gate_of(n) for n in keep}), keep=keep, hear_calls=True)
         if k == 1 and r.s.trace_lines:  # the first baseline also says which instance runs which lines of the targets
             job["trace_lines"] = sorted({r.patches[p["id"]].path for p in r.selection.todo})
         futures.append(children.submit(f"baseline-{k}", job, r.s.timeout_s))

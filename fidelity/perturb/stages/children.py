@@ -61,16 +61,19 @@ class Children:
             _rmtree(self.workdir)
         return False
 
-    def job(self, args, patch: patching.Patch | None = None, rootdir: Path | None = None, keep=None) -> dict:
+    def job(self, args, patch: patching.Patch | None = None, rootdir: Path | None = None, keep=None,
+            hear_calls: bool = False) -> dict:
         """What a child does (child.py): run the node ids or paths `args`, only the instances in
-        `keep` (None: all), with `patch`'s source served for its module."""
+        `keep` (None: all), with `patch`'s source served for its module; `hear_calls`: each result says
+        which functions of its targets the child had called (a clean run kept by function)."""
         j = {"mode": "run", "args": list(args), "rootdir": str(rootdir or self.s.root),
              "fixtures_dir": str(self.s.fixtures), "patch": None,
              "keep": sorted(keep) if keep is not None else None, "env": dict(self.s.environment or {}),
              # a perturbation needs each gate red once: the rest of a red gate's instances are skipped
              "stop_gate_when_red": patch is not None,
              # an observation for discovery needs one gate red: everything after it is skipped
-             "stop_when_any_red": patch is not None and self.s.first_red_only}
+             "stop_when_any_red": patch is not None and self.s.first_red_only,
+             "hear_calls": hear_calls}
         if patch is not None:
             j["patch"] = {"perturbation": patch.perturbation_id, "module": patch.module,
                           "path": patch.path, "source": patch.patched}

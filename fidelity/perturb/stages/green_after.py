@@ -34,7 +34,8 @@ def submit(r: Run, children: Children) -> GreenAfter:
     instances = every - kept
     gates = sorted({gate_of(n) for n in instances})
     parts = balanced_parts(instances, r.clean.cost, r.s.jobs)
-    futures = [children.submit(f"green-after-{i + 1}", children.job(sorted({gate_of(n) for n in part}), keep=part),
+    futures = [children.submit(f"green-after-{i + 1}",
+                               children.job(sorted({gate_of(n) for n in part}), keep=part, hear_calls=True),
                                r.s.timeout_s)
                for i, part in enumerate(parts)]
     return GreenAfter(gates, instances, parts, futures, kept)
