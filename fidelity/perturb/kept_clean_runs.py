@@ -7,7 +7,10 @@ as its runs read them (target_functions.py): by the functions their processes ha
 end, heard in the unpatched children (calls_so_far.py), or whole where they were not heard. So an edit to
 a function no clean run of an instance reached keeps its runs; one to a function any of them ran, to a
 file's skeleton or to a file not heard runs them again. What an earlier instance of the same child ran
-counts too: it may have left state this one read.
+counts too: it may have left state this one read. A clean child runs all the instances it has in one
+process, so a record holds whatever the instances before it called: after an edit of a function called
+early, few runs are kept (P1..P5: 12 of 612 after MhcResidual.readout's body was rewritten), where one
+process per gate file, as check's forks run them, would keep those of every file that never called it.
 Every later unpatched child of the run (green after) is one more clean run: its readings must equal
 the kept ones, or the gate is flaky. Nothing is written until the run ends well (`save`); a gate
 the run refuses is forgotten (and written at once), so its clean runs start again from nothing.
