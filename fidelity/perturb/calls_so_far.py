@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import builtins
 import importlib.machinery
+import itertools
 import os
 import shutil
 import sys
@@ -50,7 +51,8 @@ class CallsSoFar:
 
     def __init__(self, paths=None):
         self._wanted: dict[str, str] | None = None  # real path -> the path as named
-        self._units: list[tuple[str, int]] = []  # marker number -> (real path, def line of the unit)
+        self._units: dict[int, tuple[str, int]] = {}  # marker number -> (real path, def line of the unit)
+        self._numbers = itertools.count()  # next() is atomic: two threads importing at once get their own
         self._called: dict[int, None] = {}  # the marker numbers heard, in the order first heard
         self._heard: dict[str, set[int]] = {}  # real path -> def lines, of the first `_placed` numbers heard
         self._placed = 0
@@ -114,8 +116,8 @@ class CallsSoFar:
             return None
         real = os.path.realpath(path)
         for node, _ in unit_nodes(tree):
-            number = len(self._units)
-            self._units.append((real, node.lineno))
+            number = next(self._numbers)
+            self._units[number] = (real, node.lineno)
             body = node.body
             at = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                 and isinstance(body[0].value.value, str) else 0  # after the docstring: it stays the docstring
