@@ -18,7 +18,7 @@ from pathlib import Path
 
 from fidelity import cache
 from fidelity.evidence import jsonio
-from fidelity.perturb.machine_neutral import installation_folders
+from fidelity.perturb.machine_neutral import installation_prefixes
 from fidelity.source_meaning import meaning_sha256, memo_of
 from fidelity.targets import locate
 from fidelity.targets.errors import TargetNotFound
@@ -31,7 +31,7 @@ def modules_read(root: Path) -> list[str]:
     .venv): installed packages enter by version, wherever the venv is, and hashing sympy's 420 modules
     cost 7 s a cold check."""
     package = Path(__file__).resolve().parents[1]
-    installed = [Path(f).resolve() for f in installation_folders()]
+    installed = installation_prefixes()
     own = [root, *(Path(p).resolve() for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
     names = set()
     for name, module in list(sys.modules.items()):
@@ -39,7 +39,7 @@ def modules_read(root: Path) -> list[str]:
         if path and path.endswith(".py") and os.path.isabs(path):  # torch.ops names a relative "_ops.py"
             p = Path(path).resolve()
             if p.is_relative_to(package) or (any(p.is_relative_to(f) for f in own)
-                                             and not any(p.is_relative_to(f) for f in installed)):
+                                             and not str(p).startswith(installed)):
                 names.add(name)
     return sorted(names)
 

@@ -36,7 +36,7 @@ import shutil
 import sys
 
 from fidelity.function_meaning import unit_nodes
-from fidelity.perturb.machine_neutral import installation_folders
+from fidelity.perturb.machine_neutral import installation_prefixes
 
 ITEM_FIELD = "calls_so_far"  # the field of a child's result item that holds what `seen` said (pytest_plugin.py)
 MARKER = "__fidelity_called__"  # in builtins: found from any module's globals, and from a copy of a function's
@@ -56,8 +56,7 @@ class CallsSoFar:
         self._called: dict[int, None] = {}  # the marker numbers heard, in the order first heard
         self._heard: dict[str, set[int]] = {}  # real path -> def lines, of the first `_placed` numbers heard
         self._placed = 0
-        self._marked_code: list = []  # the module code objects compiled here (held: their ids stay theirs)
-        self._marked_ids: set[int] = set()
+        self._marked: dict[int, object] = {}  # id -> each module code object compiled here (held: the id stays its)
         self._ran_unmarked: list[str] = []  # file names whose module code ran without the markers, as heard
         self._unmarked: set[str] = set()  # the real paths of the first `_resolved` of them
         self._resolved = 0
@@ -74,8 +73,7 @@ class CallsSoFar:
                                if isinstance(f := getattr(m, "__file__", None), str)]
         sys.addaudithook(self._audit)  # cannot be removed: it only marks files or the record untrusted
         setattr(builtins, MARKER, self._called.setdefault)
-        installed = tuple(os.path.join(os.path.realpath(f), "") for f in installation_folders())
-        sys.meta_path.insert(0, _MarkingFinder(self, installed))
+        sys.meta_path.insert(0, _MarkingFinder(self, installation_prefixes()))
         self._started = True
 
     def narrow(self, paths) -> None:
@@ -131,15 +129,14 @@ class CallsSoFar:
 
             rewrite_asserts(tree, source, path, pytest_config)
         code = compile(tree, path, "exec", dont_inherit=True)  # every marker node has its lines
-        self._marked_code.append(code)
-        self._marked_ids.add(id(code))
+        self._marked[id(code)] = code
         return code
 
     def _audit(self, event: str, args, _any_code=_ANY_CODE, _program_at=_PROGRAM_AT) -> None:
         # the constants bound as defaults: audit hooks run at interpreter exit too, after the globals are gone
         if event == "exec":
             code = args[0]
-            if id(code) not in self._marked_ids and hasattr(code, "co_filename"):
+            if id(code) not in self._marked and hasattr(code, "co_filename"):
                 self._ran_unmarked.append(code.co_filename)
         elif event in _any_code and not (self._own_fork and event == "os.fork"):
             self._trusted = False

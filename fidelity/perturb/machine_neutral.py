@@ -35,3 +35,9 @@ def installation_folders() -> list[str]:
 
     paths = sysconfig.get_paths()
     return [paths[k] for k in ("purelib", "platlib", "stdlib", "platstdlib") if k in paths]
+
+
+def installation_prefixes() -> tuple[str, ...]:
+    """Each installation folder resolved and ending in a separator: a resolved path that starts with one of
+    them is an installed file (`path.startswith(installation_prefixes())`)."""
+    return tuple(os.path.join(os.path.realpath(f), "") for f in installation_folders())

@@ -125,7 +125,7 @@ def pytest_configure(config):
                         stop_when_any_red=config.getoption("--fidelity-stop-when-any-red"),
                         trace_lines=config.getoption("--fidelity-trace-lines"), worker=worker,
                         seed=config.getoption("--fidelity-seed"),
-                        calls=_LISTENING[0] if config.getoption("--fidelity-trace-calls") and _LISTENING else None)
+                        calls=_LISTENING[0] if _LISTENING else None)  # started only with --fidelity-trace-calls
     config.pluginmanager.register(recorder, "fidelity-perturb-recorder")
 
 

@@ -5,6 +5,7 @@ verification that drifted is never kept."""
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -72,7 +73,7 @@ def test_a_package_installed_in_a_venv_inside_the_project_is_keyed_by_its_versio
     for folder, name in ((site, "installed_beside_the_toy"), (root, "builder_of_the_toy_project")):
         monkeypatch.syspath_prepend(str(folder))
         monkeypatch.setitem(sys.modules, name, importlib.import_module(name))
-    monkeypatch.setattr(kept_verdict, "installation_folders", lambda: [str(site)])
+    monkeypatch.setattr(kept_verdict, "installation_prefixes", lambda: (os.path.join(str(site.resolve()), ""),))
     read = kept_fixture_check.modules_read(root)
     assert "builder_of_the_toy_project" in read and "installed_beside_the_toy" not in read
     assert "fidelity.check.kept_fixture_check" in read  # the fidelity package, wherever it is installed
