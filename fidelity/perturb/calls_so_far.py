@@ -29,13 +29,16 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
+import hashlib
 import importlib.machinery
-import itertools
 import os
 import shutil
 import sys
 
+from fidelity import function_meaning
 from fidelity.function_meaning import unit_nodes
+from fidelity.perturb import marked_code_cache
 from fidelity.perturb.machine_neutral import installation_prefixes
 
 ITEM_FIELD = "calls_so_far"  # the field of a child's result item that holds what `seen` said (pytest_plugin.py)
@@ -51,14 +54,13 @@ class CallsSoFar:
 
     def __init__(self, paths=None):
         self._wanted: dict[str, str] | None = None  # real path -> the path as named
-        self._units: dict[int, tuple[str, int]] = {}  # marker number -> (real path, def line of the unit)
-        self._numbers = itertools.count()  # next() is atomic: two threads importing at once get their own
-        self._called: dict[int, None] = {}  # the marker numbers heard, in the order first heard
+        self._called: dict[tuple[str, int], None] = {}  # (real path, def line) of each unit heard, in order
         self._heard: dict[str, set[int]] = {}  # real path -> def lines, of the first `_placed` numbers heard
         self._placed = 0
         self._marked: dict[int, object] = {}  # id -> each module code object compiled here (held: the id stays its)
         self._ran_unmarked: list[str] = []  # file names whose module code ran without the markers, as heard
         self._unmarked: set[str] = set()  # the real paths of the first `_resolved` of them
+        self._real_folders: dict[str, str] = {}  # folder as named -> its real path (a run names thousands of files)
         self._resolved = 0
         self._trusted = True
         self._started = False
@@ -96,39 +98,36 @@ class CallsSoFar:
             return None
         unmarked = self._ran_unmarked[self._resolved:]  # read once each: seen() is asked per instance
         self._resolved += len(unmarked)
-        self._unmarked.update(os.path.realpath(f) for f in unmarked)
+        self._unmarked.update(map(self._real, unmarked))
         called = list(self._called)  # one copy: a thread of the code under test may add to it meanwhile
-        for n in called[self._placed:]:
-            real, line = self._units[n]
+        for real, line in called[self._placed:]:
             self._heard.setdefault(real, set()).add(line)
         self._placed = len(called)
         return {p: sorted(self._heard.get(real, ())) for real, p in self._wanted.items() if real not in self._unmarked}
 
+    def _real(self, path: str) -> str:
+        """os.path.realpath(path), resolving each folder once: the same answer, a fraction of the system calls."""
+        folder, name = os.path.split(path)
+        if not os.path.isabs(folder) or name in ("", ".", "..") or os.path.islink(path):
+            return os.path.realpath(path)
+        real = self._real_folders.get(folder)
+        if real is None:
+            real = self._real_folders[folder] = os.path.realpath(folder)
+        return os.path.join(real, name)
+
     def compile_marked(self, source: bytes, path: str, pytest_config=None):
         """The module code of `path` with a marker at the start of each unit's body (and its asserts
-        rewritten as pytest does, given pytest's config); None when it does not parse (it is then imported
-        as it is, and heard as unmarked)."""
-        try:
-            tree = ast.parse(source, filename=path)
-        except (SyntaxError, ValueError):
-            return None
+        rewritten as pytest does, given pytest's config), kept beside it for the next process
+        (marked_code_cache.py); None when it does not parse (it is then imported as it is, and heard as
+        unmarked)."""
         real = os.path.realpath(path)
-        for node, _ in unit_nodes(tree):
-            number = next(self._numbers)
-            self._units[number] = (real, node.lineno)
-            body = node.body
-            at = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str) else 0  # after the docstring: it stays the docstring
-            mark = ast.Expr(ast.Call(ast.Name(MARKER, ast.Load()), [ast.Constant(number)], []))
-            anchor = body[min(at, len(body) - 1)]  # its lines: a traceback through the marker names them
-            for part in ast.walk(mark):
-                ast.copy_location(part, anchor)
-            body.insert(at, mark)
-        if pytest_config is not None:
-            from _pytest.assertion.rewrite import rewrite_asserts
-
-            rewrite_asserts(tree, source, path, pytest_config)
-        code = compile(tree, path, "exec", dont_inherit=True)  # every marker node has its lines
+        kept_under = marked_code_cache.key(source, real, _rewriting(pytest_config), _marking())
+        code = marked_code_cache.load(path, kept_under)
+        if code is None:
+            code = _marked_code(source, path, real, pytest_config)
+            if code is None:
+                return None
+            marked_code_cache.store(path, kept_under, code)
         self._marked[id(code)] = code
         return code
 
@@ -142,6 +141,49 @@ class CallsSoFar:
             self._trusted = False
         elif event in _program_at and may_run_python(args[_program_at[event]]):
             self._trusted = False
+
+
+def _marked_code(source: bytes, path: str, real: str, pytest_config=None):
+    """`compile_marked`'s code, compiled here. A marker names its unit by (real path, def line): the same in
+    every process, so the code can be kept."""
+    try:
+        tree = ast.parse(source, filename=path)
+    except (SyntaxError, ValueError):
+        return None
+    for node, _ in unit_nodes(tree):
+        body = node.body
+        at = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str) else 0  # after the docstring: it stays the docstring
+        mark = ast.Expr(ast.Call(ast.Name(MARKER, ast.Load()), [ast.Constant((real, node.lineno))], []))
+        anchor = body[min(at, len(body) - 1)]  # its lines: a traceback through the marker names them
+        for part in ast.walk(mark):
+            ast.copy_location(part, anchor)
+        body.insert(at, mark)
+    if pytest_config is not None:
+        from _pytest.assertion.rewrite import rewrite_asserts
+
+        rewrite_asserts(tree, source, path, pytest_config)
+    return compile(tree, path, "exec", dont_inherit=True)  # every marker node has its lines
+
+
+@functools.lru_cache(maxsize=None)
+def _marking() -> bytes:
+    """The hash of the code that marks (this file, and function_meaning.py's units): an edit to it makes every
+    kept marked module stale."""
+    digest = hashlib.sha256()
+    for file in (__file__, function_meaning.__file__):
+        with open(file, "rb") as f:
+            digest.update(f.read())
+    return digest.digest()
+
+
+def _rewriting(pytest_config) -> str:
+    """What pytest's rewriting of a module's asserts depends on beyond its source ("" where it does not)."""
+    if pytest_config is None:
+        return ""
+    import pytest
+
+    return f"pytest {pytest.__version__}, pass hook {bool(pytest_config.getini('enable_assertion_pass_hook'))}"
 
 
 class _MarkingFinder:
@@ -186,8 +228,9 @@ def _test_file(hook, origin: str) -> bool:
 
 
 class _MarkingLoader(importlib.machinery.SourceFileLoader):
-    """Compiles from source with the markers (and pytest's assert rewriting, given its config), never from
-    (or to) a cached .pyc, which would hold neither."""
+    """Compiles from source with the markers (and pytest's assert rewriting, given its config), or reads that
+    code back from where the last process kept it (marked_code_cache.py); never Python's own .pyc, which holds
+    neither."""
 
     def __init__(self, fullname: str, path: str, calls: CallsSoFar, pytest_config=None):
         super().__init__(fullname, path)

@@ -130,6 +130,16 @@ def test_a_module_imported_before_the_listening_started_is_left_out(tmp_path):
     assert heard(tmp_path, "m.used(1)\n", before="import m") == "left out"
 
 
+@pytest.mark.parametrize("alias", ["alias.py", "linked/m.py"])
+def test_the_files_code_run_under_a_name_linked_to_it_is_left_out(tmp_path, alias):
+    # the file's code ran unmarked under a name that is a link to it (the file's, or its folder's): the same file
+    link, target = (tmp_path / alias, tmp_path / "m.py") if alias == "alias.py" else (tmp_path / "linked", tmp_path)
+    link.symlink_to(target)
+    run_as_alias = (f"import importlib.util as u; s = u.spec_from_file_location('x', {str(tmp_path / alias)!r}); "
+                    "s.loader.exec_module(u.module_from_spec(s))\n")
+    assert heard(tmp_path, "m.used(1)\n" + run_as_alias) == "left out"
+
+
 @pytest.mark.parametrize("how", [
     "import importlib.util; s = importlib.util.spec_from_file_location('m2', m.__file__); "
     "s.loader.exec_module(importlib.util.module_from_spec(s))",
