@@ -61,6 +61,7 @@ class CallsSoFar:
         self._ran_unmarked: list[str] = []  # file names whose module code ran without the markers, as heard
         self._unmarked: set[str] = set()  # the real paths of the first `_resolved` of them
         self._real_folders: dict[str, str] = {}  # folder as named -> its real path (a run names thousands of files)
+        self._reals: dict = {}  # file name as named (a relative one with the working directory) -> its real path
         self._resolved = 0
         self._trusted = True
         self._started = False
@@ -85,6 +86,7 @@ class CallsSoFar:
     def fork(self) -> int:
         """os.fork() by the runner itself (a worker per gate file), not counted as a process the code under
         test started: the child goes on listening, with what the parent heard so far."""
+        self._resolve_unmarked()  # once here, not again in every fork
         self._own_fork = True
         try:
             return os.fork()
@@ -96,24 +98,36 @@ class CallsSoFar:
         when not started, not narrowed, or untrusted (module doc)."""
         if not self._started or not self._trusted or self._wanted is None:
             return None
-        unmarked = self._ran_unmarked[self._resolved:]  # read once each: seen() is asked per instance
-        self._resolved += len(unmarked)
-        self._unmarked.update(map(self._real, unmarked))
+        self._resolve_unmarked()
         called = list(self._called)  # one copy: a thread of the code under test may add to it meanwhile
         for real, line in called[self._placed:]:
             self._heard.setdefault(real, set()).add(line)
         self._placed = len(called)
         return {p: sorted(self._heard.get(real, ())) for real, p in self._wanted.items() if real not in self._unmarked}
 
+    def _resolve_unmarked(self) -> None:
+        """The real paths of the files that ran unmarked since the last call, into `_unmarked`."""
+        unmarked = self._ran_unmarked[self._resolved:]  # read once each: seen() is asked per instance
+        self._resolved += len(unmarked)
+        self._unmarked.update(map(self._real, unmarked))
+
     def _real(self, path: str) -> str:
-        """os.path.realpath(path), resolving each folder once: the same answer, a fraction of the system calls."""
-        folder, name = os.path.split(path)
-        if not os.path.isabs(folder) or name in ("", ".", "..") or os.path.islink(path):
-            return os.path.realpath(path)
-        real = self._real_folders.get(folder)
+        """os.path.realpath(path), each name resolved once (an exec() of generated code, a dataclass's or a
+        namedtuple's, names "<string>" thousands of times), each folder once: the same answer, a fraction of
+        the system calls. A relative name is kept by the working directory it was resolved in."""
+        key = path if os.path.isabs(path) else (os.getcwd(), path)
+        real = self._reals.get(key)
         if real is None:
-            real = self._real_folders[folder] = os.path.realpath(folder)
-        return os.path.join(real, name)
+            folder, name = os.path.split(path)
+            if not os.path.isabs(folder) or name in ("", ".", "..") or os.path.islink(path):
+                real = os.path.realpath(path)
+            else:
+                real_folder = self._real_folders.get(folder)
+                if real_folder is None:
+                    real_folder = self._real_folders[folder] = os.path.realpath(folder)
+                real = os.path.join(real_folder, name)
+            self._reals[key] = real
+        return real
 
     def compile_marked(self, source: bytes, path: str, pytest_config=None):
         """The module code of `path` with a marker at the start of each unit's body (and its asserts
