@@ -135,7 +135,7 @@ class CallsSoFar:
         (marked_code_cache.py); None when it does not parse (it is then imported as it is, and heard as
         unmarked)."""
         real = os.path.realpath(path)
-        kept_under = marked_code_cache.key(source, real, _rewriting(pytest_config), _marking())
+        kept_under = marked_code_cache.key(source, path, real, _rewriting(pytest_config), _marking())
         code = marked_code_cache.load(path, kept_under)
         if code is None:
             code = _marked_code(source, path, real, pytest_config)

@@ -5,7 +5,8 @@ A gate run hears the calls of every module it imports from source, and each of i
 child, a check's gate child) imported them all again: parsing and compiling them from source was a fifth of a
 perturbation child's time. The marked code of a file depends only on
 
-  - the file's bytes and its real path (each marker names the file and the unit's `def` line),
+  - the file's bytes, its path as imported (the code's file name, which a traceback shows) and its real
+    path (each marker names the file and the unit's `def` line),
   - whether pytest rewrites its asserts, and then pytest's version and its `enable_assertion_pass_hook`,
   - this Python's bytecode (importlib's MAGIC_NUMBER), and the marking itself (calls_so_far.py's and
     function_meaning.py's own bytes; this file's format is in its header),
@@ -29,12 +30,13 @@ SUFFIX = "fidelity-marked.pyc"
 _HEADER = b"fidelity marked code 1\n"
 
 
-def key(source: bytes, real_path: str, rewriting: str, marking: bytes) -> bytes:
-    """The key of the marked code of `source` at `real_path`; `rewriting`: "" where pytest does not
-    rewrite its asserts, else what its rewriting depends on; `marking`: the hash of the code that marks
-    (calls_so_far.py)."""
+def key(source: bytes, path: str, real_path: str, rewriting: str, marking: bytes) -> bytes:
+    """The key of the marked code of `source` imported as `path` (its code's file name: a traceback's) from
+    `real_path` (the markers'); `rewriting`: "" where pytest does not rewrite its asserts, else what its
+    rewriting depends on; `marking`: the hash of the code that marks (calls_so_far.py)."""
     digest = hashlib.sha256(importlib.util.MAGIC_NUMBER + marking)
-    for part in (real_path.encode("utf-8", "surrogateescape"), rewriting.encode("utf-8"), source):
+    for part in (path.encode("utf-8", "surrogateescape"), real_path.encode("utf-8", "surrogateescape"),
+                 rewriting.encode("utf-8"), source):
         digest.update(len(part).to_bytes(8, "little") + part)
     return digest.digest()
 

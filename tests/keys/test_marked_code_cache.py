@@ -63,6 +63,19 @@ def test_a_copy_with_its_cache_is_heard_under_its_own_path(tmp_path):
     assert imported(tmp_path / "b") == {"heard": {str(tmp_path / "b" / "m.py"): [1, 5]}, "compiled": 1}
 
 
+def test_the_same_file_imported_by_another_name_has_that_name_in_its_code(tmp_path):
+    # a traceback names the file as it was imported, as Python's own bytecode does
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "m.py").write_text(MODULE)
+    (tmp_path / "linked").symlink_to(tmp_path / "a")
+    imported(tmp_path / "a")
+    script = SCRIPT.replace("FOLDER", repr(str(tmp_path / "linked"))) + "print(m.used.__code__.co_filename)\n"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[-1] == str(tmp_path / "linked" / "m.py")
+
+
 def test_a_damaged_cache_is_compiled_again(tmp_path):
     (tmp_path / "m.py").write_text(MODULE)
     imported(tmp_path)
