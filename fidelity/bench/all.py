@@ -17,6 +17,9 @@ wall clock and the peak memory of its process tree):
                                                 suite per perturbation, one after another: perturb_bench.py)
   perturb P1..P5, kept   the same command again, with the clean runs the first one kept
   perturb --all    with --perturb-all: fidelity perturb --all from nothing (tens of minutes on 2 cores)
+  discover         with --discover-vs-mutmut: fidelity discover --module M --no-record; peer: mutmut on
+                   the same module and gates (discover_bench.py), its seconds per mutant times discover's
+                   mutants, so the ratio is of mutants per second (minutes)
 
 perturb runs with a fresh cache and a throwaway reports directory (nothing reused, evidence
 untouched; its second run reuses that directory's kept clean runs); check and report read the
@@ -36,7 +39,7 @@ import tempfile
 from pathlib import Path
 
 from fidelity import project, textable
-from fidelity.bench import edit_cost_bench, fixtures_bench, perturb_bench, timed_command
+from fidelity.bench import discover_bench, edit_cost_bench, fixtures_bench, perturb_bench, timed_command
 from fidelity.evidence import jsonio
 from fidelity.evidence.record import utc_now, versions
 from fidelity.report import performance
@@ -73,7 +76,7 @@ def _figure(name: str, seconds: float, floor_s: float, command: str, peer: dict 
     return fig
 
 
-def measure(repeat: int, perturb_all: bool, naive_limit: int, say=print) -> dict:
+def measure(repeat: int, perturb_all: bool, naive_limit: int, say=print, discover_vs_mutmut: bool = False) -> dict:
     root = project.current().root
     load_before = _load_average()
     say("floor: python -c 'import torch' ...")
@@ -98,6 +101,8 @@ def measure(repeat: int, perturb_all: bool, naive_limit: int, say=print) -> dict
     figures.append(_figure("report_no_gates", report.wall_s, floor, "fidelity report --no-gates --out TMP",
                            peak_process_mib=report.peak_process_mib))
     figures += _perturb_figures(floor, perturb_all, naive_limit, say)
+    if discover_vs_mutmut:
+        figures.append(_discover_figure(floor, root, say))
     return {"schema": "fidelity-bench/1", "measured_at": utc_now(), "figures": figures,
             "floor": {"command": "python -c 'import torch'", "seconds": round(floor, 3)},
             "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
@@ -170,6 +175,33 @@ def _perturb_figures(floor: float, perturb_all: bool, naive_limit: int, say) -> 
     return figures
 
 
+def _discover_figure(floor: float, root: Path, say) -> dict:
+    """fidelity discover beside mutmut, on discover_bench's module and the gate suite, one after the other."""
+    modules = discover_bench.DEFAULT_MODULES
+    say(f"fidelity discover and mutmut on {', '.join(modules)} ...")
+    with tempfile.TemporaryDirectory(prefix="fidelity-bench-discover-") as tmp:
+        mutmut = discover_bench.run_mutmut(root, modules, Path(tmp) / "mutmut")
+        discover = discover_bench.run_discover(root, modules, Path(tmp) / "discover")
+    return discover_figure(discover, mutmut, floor)
+
+
+def discover_figure(discover: dict, mutmut: dict, floor: float) -> dict:
+    """The discover figure: its seconds, beside mutmut's seconds per mutant times discover's mutants (the peer
+    over the figure is then discover's mutants per second over mutmut's, held to discover_bench.TARGET_RATIO)."""
+    for side in (mutmut, discover):
+        if side.get("exit") != 0 or not side.get("mutants"):
+            raise SystemExit(f"{side.get('tool', 'fidelity discover')} ({side.get('command')}) exited {side.get('exit')} "
+                             f"with {side.get('mutants')} mutants:\n{side.get('error') or side.get('output_tail') or ''}")
+    n = discover["mutants"]
+    return _figure("discover", discover["seconds"], floor,
+                   f"fidelity discover --module {' --module '.join(sorted(discover.get('modules') or {}))} --no-record: "
+                   f"{n} mutants",
+                   {"name": f"{mutmut['tool']} on the same module and gates, its seconds per mutant x {n} "
+                            f"({mutmut['mutants']} mutants in {mutmut['seconds']:.1f} s)",
+                    "command": f"mutmut {mutmut['command']}", "seconds": mutmut["seconds"] * n / mutmut["mutants"]},
+                   target_peer_over_figure=discover_bench.TARGET_RATIO)
+
+
 def render(bench: dict) -> str:
     """The table `main` prints: the ledger's Performance rows (report/performance.py), as plain text."""
     loads = performance.load_averages(bench["machine"])
@@ -186,10 +218,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--perturb-all", action="store_true", help="also time `fidelity perturb --all` (tens of minutes)")
     parser.add_argument("--naive-limit", type=int, default=3,
                         help="time the naive runner on at most this many perturbations and scale (default 3)")
+    parser.add_argument("--discover-vs-mutmut", action="store_true",
+                        help="also time `fidelity discover` against mutmut on the same module and gates (minutes; "
+                             "mutmut is in the dev extra)")
     parser.add_argument("--out", type=Path, help="where to write the figures (default: the project's reports/bench.json)")
     args = parser.parse_args(argv)
     bench = measure(max(1, args.repeat), args.perturb_all, max(1, args.naive_limit),
-                    say=lambda text: print(text, file=sys.stderr, flush=True))
+                    say=lambda text: print(text, file=sys.stderr, flush=True), discover_vs_mutmut=args.discover_vs_mutmut)
     out = args.out or project.current().reports / "bench.json"
     jsonio.write_json(out, bench)
     print(render(bench))

@@ -35,3 +35,24 @@ def test_the_peak_memory_is_the_child_that_allocated_it():
     assert timed.returncode == 0 and timed.wall_s >= 1.0
     assert timed.peak_process_mib is not None and 300 <= timed.peak_process_mib < 400
     assert timed.peak_tree_mib >= timed.peak_process_mib
+
+
+def test_discover_is_held_to_five_times_mutmuts_mutants_per_second_whatever_each_ran():
+    # mutmut: 100 mutants in 200 s (0.5 a second); discover: 50 in 20 s (2.5 a second): 5x, met; in 25 s, 4x
+    mutmut = {"tool": "mutmut 3.8.1", "command": "run", "exit": 0, "mutants": 100, "seconds": 200.0}
+    discover = {"tool": "fidelity discover", "command": "discover", "exit": 0, "mutants": 50, "seconds": 20.0,
+                "modules": {"pkg.mod": {}}}
+    met = bench_all.discover_figure(discover, mutmut, 1.5)
+    assert met["peer_over_figure"] == 5.0 and "50 mutants" in met["command"] and "pkg.mod" in met["command"]
+    assert "(target >= 5x: met)" in bench_all.render(_bench([met]))
+    missed = bench_all.discover_figure({**discover, "seconds": 25.0}, mutmut, 1.5)
+    assert "4.00x the time (target >= 5x: MISSED)" in bench_all.render(_bench([missed]))
+
+
+def test_a_side_that_ran_no_mutant_stops_the_bench_saying_so():
+    import pytest
+
+    mutmut = {"tool": "mutmut 3.8.1", "command": "run", "exit": 1, "mutants": 0, "seconds": 2.0, "output_tail": "boom"}
+    discover = {"tool": "fidelity discover", "command": "discover", "exit": 0, "mutants": 5, "seconds": 2.0}
+    with pytest.raises(SystemExit, match="mutmut 3.8.1 \\(run\\) exited 1 with 0 mutants:\nboom"):
+        bench_all.discover_figure(discover, mutmut, 1.5)
