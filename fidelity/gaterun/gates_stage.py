@@ -300,7 +300,7 @@ class CheckGates:
             else:
                 self.kept = self.kept_run.unchanged(self.keys)
                 keep = set(self.keys) - set(self.kept)
-                self.keys.split_targets_now()
+                self.keys.targets.split_now()  # the files the run's calls are placed in
         # every check hears each instance's calls into its targets, so the next edit to a function no call reached
         # keeps its result (kept_gate_run.py); the markers that hear them cost a whole run nothing measurable
         self.suite = GateSuiteRun(self.here, extra_args=("--fidelity-trace-calls",), jobs=getattr(args, "jobs", None),

@@ -53,12 +53,7 @@ class InstanceKeys(dict):
 
     def __init__(self, inputs: InputsNow, items: list[dict]):
         super().__init__((it["nodeid"], inputs.key_apart_from_targets(it)) for it in items)
-        self.targets = TargetsNow(inputs)
-        self._targets_of = {it["nodeid"]: sorted(it.get("targets") or ()) for it in items}
-
-    def split_targets_now(self) -> None:
-        """Read the targets' files before a run whose calls will be placed in their functions."""
-        self.targets.split_now({t for ts in self._targets_of.values() for t in ts})
+        self.targets = TargetsNow(inputs, items)
 
     def entry(self, item: dict, earlier: dict | None = None) -> dict | None:
         """What to keep for a run's item: its key and its targets as its calls read them, merged with `earlier`
@@ -67,12 +62,11 @@ class InstanceKeys(dict):
         key = self.get(item["nodeid"])
         if key is None:
             return None
-        targets = self.targets.recorded(self._targets_of[item["nodeid"]], item.get(ITEM_FIELD))
+        targets = self.targets.recorded_by(item)
         return {"key": key, "targets": self.targets.merged(targets, earlier or {}), "item": without_trace(item)}
 
     def holds(self, nodeid: str, kept: dict) -> bool:
-        key = self.get(nodeid)
-        return key is not None and kept["key"] == key and self.targets.holds(kept["targets"])
+        return self.targets.entry_holds(kept, self.get(nodeid))
 
 
 def without_trace(item: dict) -> dict:

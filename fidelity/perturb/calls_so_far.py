@@ -134,7 +134,7 @@ class CallsSoFar:
         rewritten as pytest does, given pytest's config), kept beside it for the next process
         (marked_code_cache.py); None when it does not parse (it is then imported as it is, and heard as
         unmarked)."""
-        real = os.path.realpath(path)
+        real = self._real(path)
         kept_under = marked_code_cache.key(source, path, real, _rewriting(pytest_config), _marking())
         code = marked_code_cache.load(path, kept_under)
         if code is None:

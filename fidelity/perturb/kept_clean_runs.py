@@ -21,7 +21,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from fidelity.perturb import gate_index
-from fidelity.perturb.calls_so_far import ITEM_FIELD
 from fidelity.perturb.clean_run_inputs import InputsNow
 from fidelity.perturb.clean_run_store import CleanRunStore
 from fidelity.perturb.launch import ChildRun
@@ -29,33 +28,26 @@ from fidelity.perturb.target_functions import TargetsNow
 
 
 class KeptCleanRuns:
-    def __init__(self, store: CleanRunStore | None, keys: dict[str, str | None], targets: TargetsNow | None = None,
-                 targets_of: dict[str, list[str]] | None = None):
-        """`keys`: node id -> the key of its inputs but its targets' sources (None: not keyed);
-        `targets_of`: node id -> its target modules, whose files `targets` has read before the run."""
-        self.store, self.keys = store, keys
-        self.targets, self._targets_of = targets, targets_of or {}
-        self._holding = {n for n in keys if self._holds(n)}  # the instances whose kept entry counts
+    def __init__(self, store: CleanRunStore | None, keys: dict[str, str | None], targets: TargetsNow | None = None):
+        """`keys`: node id -> the key of its inputs but its targets' sources (None: not keyed); `targets`: the
+        instances' targets, their files read before the run."""
+        self.store, self.keys, self.targets = store, keys, targets
+        kept = store.entries if store is not None else {}
+        self._holding = {n for n in keys if n in kept and targets.entry_holds(kept[n], keys[n])}  # whose entry counts
 
     @classmethod
     def for_run(cls, records_root: Path, root: Path, test_paths: list[str], fixtures: Path,
                 index: gate_index.GateIndex, env: dict, instances: set[str]) -> "KeptCleanRuns":
         inputs = InputsNow(root, test_paths, fixtures, index, env)
         items = [it for it in index.items if it["nodeid"] in instances]
-        targets_of = {it["nodeid"]: sorted(it.get("targets") or ()) for it in items}
-        targets = TargetsNow(inputs)
-        targets.split_now({t for ts in targets_of.values() for t in ts})  # what the runs' calls are placed in
+        targets = TargetsNow(inputs, items)
+        targets.split_now()  # the files the runs' calls are placed in
         return cls(CleanRunStore(records_root), {it["nodeid"]: inputs.key_apart_from_targets(it) for it in items},
-                   targets, targets_of)
+                   targets)
 
     @classmethod
     def disabled(cls) -> "KeptCleanRuns":
         return cls(None, {})
-
-    def _holds(self, nodeid: str) -> bool:
-        e = self.store.entries.get(nodeid) if self.store is not None else None
-        key = self.keys.get(nodeid)
-        return e is not None and key is not None and e["key"] == key and self.targets.holds(e["targets"])
 
     def kept(self, nodeid: str) -> int:
         """Clean runs of `nodeid` kept for its inputs now."""
@@ -83,7 +75,7 @@ class KeptCleanRuns:
             n = it["nodeid"]
             if self.keys.get(n) is None:
                 continue
-            read = self.targets.merged(self.targets.recorded(self._targets_of[n], it.get(ITEM_FIELD)), earlier)
+            read = self.targets.merged(self.targets.recorded_by(it), earlier)
             earlier = self.targets.merged(read, earlier, every_module=True)
             if not _green(it):
                 continue

@@ -22,23 +22,36 @@ import functools
 import os
 
 from fidelity.function_meaning import FunctionKeys, function_keys
+from fidelity.perturb.calls_so_far import ITEM_FIELD
 from fidelity.perturb.clean_run_inputs import InputsNow
 
 _real = functools.lru_cache(maxsize=None)(os.path.realpath)  # asked per instance, of the same few files
 
 
 class TargetsNow:
-    """The project's target modules as they are now, each file read once (make one per run)."""
+    """The target modules of some gate instances as they are now, each file read once (make one per run)."""
 
-    def __init__(self, inputs: InputsNow):
+    def __init__(self, inputs: InputsNow, items: list[dict]):
+        """`items`: the instances (gate index items: node id, targets) whose results this judges and records."""
         self.inputs = inputs
         self._split: dict[str, FunctionKeys | None] = {}
+        self._targets_of = {it["nodeid"]: sorted(it.get("targets") or ()) for it in items}
 
-    def split_now(self, modules) -> None:
-        """Split each of `modules`' files now, before a run: the lines the run hears are then placed in the
+    def split_now(self) -> None:
+        """Split every target's file now, before a run: the lines the run hears are then placed in the
         functions of the file it ran, whatever is saved later."""
-        for m in modules:
+        for m in {t for ts in self._targets_of.values() for t in ts}:
             self._function_keys(m)
+
+    def recorded_by(self, item: dict) -> dict[str, dict]:
+        """What to keep for a run's item (one of this run's instances) over its targets, by the calls its
+        process was heard making (`recorded`)."""
+        return self.recorded(self._targets_of[item["nodeid"]], item.get(ITEM_FIELD))
+
+    def entry_holds(self, entry: dict, key_now: str | None) -> bool:
+        """Whether a kept entry ({"key", "targets", ...}) counts now: its key is the instance's key now (of all
+        it reads but its targets' sources) and every target it recorded is as it was (`holds`)."""
+        return key_now is not None and entry["key"] == key_now and self.holds(entry["targets"])
 
     def recorded(self, targets, calls: dict[str, list[int]] | None) -> dict[str, dict]:
         """What to keep for a result over `targets` whose process called `calls` ({file: def lines of the
