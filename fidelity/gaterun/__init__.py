@@ -2,7 +2,8 @@
 renders it, and neither imports the other.
 
 - gates_stage.py         run the suite in a child pytest (on every core), read its per-instance results; the
-                         gates stage of `fidelity check`
+                         gates stage of `fidelity check`; warm_pytest.py that child forked from check's own
+                         process where that starts as a fresh one would
 - forked_workers.py      the suite collected once, each test file run in a process forked after collection;
                          fork_threads.py the math-library threads of the parent and of each fork
 - kept_gate_run.py       the last run's results kept per instance under the key of its inputs (check --changed),

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from fidelity import project
-from fidelity.gaterun import gates_stage, instance_view, subject_gate_files
+from fidelity.gaterun import gates_stage, instance_view, subject_gate_files, warm_pytest
 from fidelity.gaterun.verdict_words import CHOICE, VERDICTS
 from fidelity.spec import choices
 from fidelity.subjects import registry
@@ -208,20 +208,26 @@ def run_each(cat, names: list[str], args, say) -> list[dict]:
     run (one child pytest, each instance on its own subject, as in a run of that subject alone), and each is
     judged on its own instances (items_of): its verdicts, instances and the gate rows it has an instance in are
     those of a run of it alone; several subjects cost one interpreter start and one collection, not one each."""
-    loaded = [_loaded(name) for name in names]
-    _refuse_one_name_twice(loaded)
-    results: dict[str, dict] = {}
-    runnable = []
-    for ref, subject, own, reason in loaded:
-        if reason is not None:
-            say(f"subject   {subject.name}: NOT RUN: {reason}")
-            results[subject.name] = {"ok": not args.strict, "subject": subject.name, "reference": ref,
-                                     "not_run": reason, "equations": [], "gates": []}
-        else:
-            say(f"subject   {subject.name} ({ref}): {subject.description}")
-            runnable.append((ref, subject, own))
-    if runnable:
-        results.update(_run_together(cat, runnable, args, say))
+    warm = warm_pytest.WarmPytest.fork_if_safe(str(project.current().root))  # before the adapters load
+    try:
+        loaded = [_loaded(name) for name in names]
+        _refuse_one_name_twice(loaded)
+        results: dict[str, dict] = {}
+        runnable = []
+        for ref, subject, own, reason in loaded:
+            if reason is not None:
+                say(f"subject   {subject.name}: NOT RUN: {reason}")
+                results[subject.name] = {"ok": not args.strict, "subject": subject.name, "reference": ref,
+                                         "not_run": reason, "equations": [], "gates": []}
+            else:
+                say(f"subject   {subject.name} ({ref}): {subject.description}")
+                runnable.append((ref, subject, own))
+        if runnable:
+            results.update(_run_together(cat, runnable, args, say, warm))
+            warm = None  # the run's now
+    finally:
+        if warm is not None:
+            warm.close()
     return [results[subject.name] for _, subject, _, _ in loaded]
 
 
@@ -248,8 +254,9 @@ def _refuse_one_name_twice(loaded: list[tuple]) -> None:
         seen[subject.name] = ref
 
 
-def _run_together(cat, runnable: list[tuple], args, say) -> dict[str, dict]:
-    """subject name -> its conformance, from one gate run holding every subject of `runnable`."""
+def _run_together(cat, runnable: list[tuple], args, say, warm) -> dict[str, dict]:
+    """subject name -> its conformance, from one gate run holding every subject of `runnable`, in `warm`
+    where it is not None (warm_pytest.py)."""
     gates = project.current().gates
     files = {subject.name: subject_gate_files.files_for(gates, subject.mechanisms) for _, subject, _ in runnable}
     every_file = list(dict.fromkeys(f for chosen in files.values() for f in chosen))
@@ -259,7 +266,7 @@ def _run_together(cat, runnable: list[tuple], args, say) -> dict[str, dict]:
            registry.ONLY_ENV: ",".join(subject.name for _, subject, _ in runnable)}
     with instance_view.InstanceRecording() as recording:  # each instance's inputs and calls, for --json
         data = gates_stage.run_gate_suite(env={**env, **recording.env}, extra_args=recording.args,
-                                          jobs=getattr(args, "jobs", None), files=every_file)
+                                          jobs=getattr(args, "jobs", None), files=every_file, warm=warm)
         if data["returncode"] not in (0, 1):
             raise RuntimeError(f"the gate run did not complete (pytest exit {data['returncode']}):\n"
                                f"{data['output_tail'][-1500:]}")

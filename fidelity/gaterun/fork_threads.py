@@ -42,12 +42,13 @@ class ForkThreads:
                 os.environ[var] = value
         torch = sys.modules.get("torch")
         if torch is not None:
-            torch.set_num_threads(self.torch_threads or _asked_for(self.environment))
+            torch.set_num_threads(self.torch_threads or threads_torch_starts_with(self.environment))
 
 
-def _asked_for(environment: dict[str, str | None]) -> int:
-    """The threads torch starts with under `environment` when the parent imported it held to one: torch
-    built with MKL (the wheels) takes MKL's count, MKL_NUM_THREADS, else OMP_NUM_THREADS, else the cores."""
+def threads_torch_starts_with(environment) -> int:
+    """The threads a torch imported under `environment` starts with (here, where it was imported under
+    another): torch built with MKL (the wheels) takes MKL's count, MKL_NUM_THREADS, else OMP_NUM_THREADS,
+    else the cores."""
     for var in ("MKL_NUM_THREADS", "OMP_NUM_THREADS"):
         value = (environment.get(var) or "").strip()
         if value.isdigit() and int(value) > 0:

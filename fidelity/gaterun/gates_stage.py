@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from fidelity import cache, project
-from fidelity.gaterun import forked_workers, kept_gate_run
+from fidelity.gaterun import forked_workers, kept_gate_run, warm_pytest
 from fidelity.gaterun.subject_gate_files import gate_files
 from fidelity.child_env import child_environment
 from fidelity.perturb.errors import GateCollectionError
@@ -36,7 +36,8 @@ class GateSuiteDidNotCollect(RuntimeError):
 
 def run_gate_suite(here: project.Project | None = None, extra_args: tuple[str, ...] = (),
                    env: dict | None = None, progress=None, jobs: int | None = None,
-                   files: list[Path] | None = None, keep_collection_errors: bool = False) -> dict:
+                   files: list[Path] | None = None, keep_collection_errors: bool = False,
+                   warm: "warm_pytest.WarmPytest | None" = None) -> dict:
     """The gate suite of `here` (default: the current project) in a child pytest, run from its root,
     on `gate_workers(here, jobs)` processes at a time; `progress(done, total)` is called about once a second
     while it runs (total None until collected). The items come back in the order of a serial run.
@@ -45,12 +46,14 @@ def run_gate_suite(here: project.Project | None = None, extra_args: tuple[str, .
     A gate file that does not collect (e.g. its marker names a mechanism, gate class or equation nothing
     declares) raises GateSuiteDidNotCollect naming each, since a verdict without its gates would pass them
     in silence; `keep_collection_errors`: return them in `collect_errors` instead (a caller that records
-    them). With `files`, the gate files naming a mechanism nobody declares run too: a subject's run
+    them). `warm`: the child to run it in, forked before the caller loaded anything the run must import
+    itself (warm_pytest.py; default: a fork now where that is safe). With `files`, the gate files naming
+    a mechanism nobody declares run too: a subject's run
     (`check --subject`) would otherwise leave out the gate whose mechanism is misspelled, and say nothing."""
     here = here or project.current()
     if files is not None and not keep_collection_errors:
         files = [*files, *misnamed_mechanism_files(here, files)]
-    with GateSuiteRun(here, extra_args, env, jobs, files=files) as run:
+    with GateSuiteRun(here, extra_args, env, jobs, files=files, warm=warm) as run:
         data = run.wait(progress)
     if data.get("collect_errors") and not keep_collection_errors:
         raise GateSuiteDidNotCollect("; ".join(collection_problem(e) for e in data["collect_errors"]))
@@ -73,9 +76,9 @@ class GateSuiteRun:
 
     def __init__(self, here: project.Project | None = None, extra_args: tuple[str, ...] = (),
                  env: dict | None = None, jobs: int | None = None, keep: set[str] | None = None,
-                 files: list[Path] | None = None):
+                 files: list[Path] | None = None, warm: "warm_pytest.WarmPytest | None" = None):
         """`keep`: run only these instances (None: all; empty: none, and no process starts);
-        `files`: only these gate files (None: the whole suite)."""
+        `files`: only these gate files (None: the whole suite); `warm`: as run_gate_suite's."""
         here = here or project.current()
         self.workers = gate_workers(here, jobs, files)
         self._tmp = tempfile.TemporaryDirectory(prefix="fidelity-check-")
@@ -85,6 +88,8 @@ class GateSuiteRun:
         self._proc = None
         if keep is not None:
             if not keep:
+                if warm is not None:
+                    warm.close()
                 return
             keep_file = Path(self._tmp.name) / "keep.json"
             keep_file.write_text(json.dumps(sorted(keep)), encoding="utf-8")
@@ -97,11 +102,10 @@ class GateSuiteRun:
         if self.workers > 1:  # collected once, then a fork per test file, `workers` at a time (forked_workers.py)
             cmd += ["-p", "fidelity.gaterun.forked_workers", "--fidelity-forks", str(self.workers),
                     "--fidelity-file-seconds", str(cache.cache_dir(here.root) / FILE_SECONDS)]
-        # a process group of its own: leaving the `with` block kills the run and every fork of it
-        self._proc = subprocess.Popen(cmd, cwd=here.root, stdout=self._out, stderr=self._err, text=True,
-                                      start_new_session=True,
-                                      env=child_environment({**os.environ, project.ROOT_ENV: str(here.root),
-                                                             **(env or {})}, processes=self.workers))
+        # a session of its own: leaving the `with` block kills the run and every fork of it
+        self._proc = warm_pytest.start(cmd, cwd=str(here.root), stdout=self._out, stderr=self._err, warm=warm,
+                                       env=child_environment({**os.environ, project.ROOT_ENV: str(here.root),
+                                                              **(env or {})}, processes=self.workers))
 
     def wait(self, progress=None) -> dict:
         if self._proc is None:  # nothing to run
