@@ -3,18 +3,21 @@ where a fork is as good as a fresh interpreter, else a fresh `python -m pytest`.
 
 A check's parent imports torch itself (its code stage resolves the project's modules; `--subject` loads
 the adapters), and the fresh pytest it started imported torch and pytest again: ~1.5 s of this machine's
-CPU a check, most of a small subject's run. So the parent imports them first, then forks a child that
+CPU a check, most of a small subject's run. So the parent imports them (where it has not), then forks a
 waits for its command (`WarmPytest.run`). A subject's check forks it before the adapters load: their
 modules are imported by the gate run itself, their state fresh and their calls heard.
 
 The fork is made only when it starts as a fresh run would (else `fork_if_safe` returns None):
-- no other thread in this process (`/proc/self/task`): a fork keeps the locks another thread held, and
-  GNU OpenMP's pool, once started, hangs the fork's first parallel region (fork_threads.py);
-- torch not imported yet (it is imported here, so nothing has run on it), and no module imported but
-  the standard library's, the installed packages' and fidelity's own harness (the gate run's plugins
-  import it too): no module of the project's code (fidelity.impl here), a test or an adapter. A harness
-  module imported before the gate run listens is keyed whole in its kept results (calls_so_far.py), as
-  the plugins' own modules are; no gate targets one;
+- no other thread in this process before it imports the preload, native ones counted
+  (`/proc/self/task`): a fork keeps the locks another thread held, and GNU OpenMP's pool, once a
+  parallel region has started it (its threads stay), hangs the fork's first parallel region
+  (fork_threads.py). Importing numpy starts OpenBLAS's pool, which a fork makes again (its
+  pthread_atfork handlers): so a process that imported torch itself has a thread and is not forked,
+  while a fork of one (a zygote's child) has none until it computes;
+- no module imported but the standard library's, the installed packages' and fidelity's own harness
+  (the gate run's plugins import it too): no module of the project's code (fidelity.impl here), a test
+  or an adapter. A harness module imported before the gate run listens is keyed whole in its kept
+  results (calls_so_far.py), as the plugins' own modules are; no gate targets one;
 - this process's interpreter flags those of a fresh one (no `-O`, no `-X`), and the command's
   environment equal to this process's in every PYTHON* variable (`takes`): the import path, hash seed
   and bytecode settings are those a fresh interpreter would have.
@@ -119,7 +122,7 @@ class WarmPytest:
 
 def _forks_like_a_fresh_start() -> bool:
     """Whether a fork of this process, now, starts as a fresh interpreter would (module docstring)."""
-    if not hasattr(os, "fork") or "torch" in sys.modules:
+    if not hasattr(os, "fork"):
         return False
     try:
         if len(os.listdir("/proc/self/task")) != 1:
@@ -132,9 +135,9 @@ def _forks_like_a_fresh_start() -> bool:
                                                                       sys.base_exec_prefix)})
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
-        if not isinstance(path, str):
+        if not isinstance(path, str) or not os.path.isabs(path):  # no file it was read from (torch.ops: "_ops.py")
             continue
-        path = os.path.abspath(path)
+        path = os.path.normpath(path)
         if not (path.startswith(installed) or (path.startswith(harness) and not path.startswith(not_harness))):
             return False
     return True
