@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import warm_cli
 from fidelity import project
 
 
@@ -11,8 +12,7 @@ def fidelity(*argv, cwd, python_options: tuple[str, ...] = ()) -> subprocess.Com
     """`python [PYTHON_OPTIONS] -m fidelity ARGV` in `cwd`, as from a shell there (no project pinned by the
     environment)."""
     env = {k: v for k, v in os.environ.items() if k != project.ROOT_ENV}
-    return subprocess.run([sys.executable, *python_options, "-m", "fidelity", *argv], capture_output=True, text=True,
-                          cwd=cwd, env=env)
+    return warm_cli.fidelity(argv, cwd=cwd, env=env, python_options=python_options)
 
 
 def init_project(scratch: Path, name: str = "mypaper") -> Path:

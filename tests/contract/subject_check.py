@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import warm_cli
 
 from fidelity.gaterun.subject_gate_files import ONLY_ENV
 
@@ -35,9 +35,9 @@ def check_subjects(refs: tuple[str, ...], *options: str, gate_files: tuple[str, 
     if gate_files:
         env[ONLY_ENV] = os.pathsep.join(gate_files)
     subjects = [word for ref in refs for word in ("--subject", ref)]
-    proc = subprocess.run([sys.executable, "-m", "fidelity", "check", *subjects, "--json", *options,
-                           "--jobs", "1"],  # checks side by side: a process each is enough
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    proc = warm_cli.fidelity(["check", *subjects, "--json", *options,
+                              "--jobs", "1"],  # checks side by side: a process each is enough
+                             cwd=REPO, env=env, timeout=600)
     assert proc.returncode in ((0, 1) if "--strict" in options else (0,)), \
         f"{refs}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
     report = json.loads(proc.stdout)
