@@ -48,8 +48,8 @@ def run_gate_suite(here: project.Project | None = None, extra_args: tuple[str, .
     in silence; `keep_collection_errors`: return them in `collect_errors` instead (a caller that records
     them). `warm`: the child to run it in, forked before the caller loaded anything the run must import
     itself (warm_pytest.py; default: a fork now where that is safe). With `files`, the gate files naming
-    a mechanism nobody declares run too: a subject's run
-    (`check --subject`) would otherwise leave out the gate whose mechanism is misspelled, and say nothing."""
+    a mechanism nobody declares run too: a subject's run (`check --subject`) would otherwise leave out
+    the gate whose mechanism is misspelled, and say nothing."""
     here = here or project.current()
     if files is not None and not keep_collection_errors:
         files = [*files, *misnamed_mechanism_files(here, files)]
