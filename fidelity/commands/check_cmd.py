@@ -159,11 +159,12 @@ def _write_json_file(args, report: dict) -> None:
 
 def _conformance(cat, args, say, report) -> int:
     from fidelity.gaterun import conformance
+    from fidelity.gaterun.subject_gate_files import UnknownGateFiles
     from fidelity.subjects.registry import SubjectLoadError
 
     try:
         results = conformance.run_each(cat, args.subject, args, say)
-    except SubjectLoadError as exc:
+    except (SubjectLoadError, UnknownGateFiles) as exc:
         print(f"fidelity check: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except RuntimeError as exc:  # the gate run itself broke: not a finding about the package

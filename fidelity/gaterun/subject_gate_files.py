@@ -45,6 +45,10 @@ def files_for(gates: Path, mechanisms: Iterable[str]) -> list[Path]:
     return kept or files
 
 
+class UnknownGateFiles(ValueError):
+    """ONLY_ENV names a file that is no gate file of the project."""
+
+
 def named_in_env(gates: Path, files: list[Path]) -> list[Path] | None:
     """The gate files ONLY_ENV names (None when it is not set); a name that is no gate file is an error,
     since a run without it would be read as a run with it."""
@@ -56,7 +60,7 @@ def named_in_env(gates: Path, files: list[Path]) -> list[Path] | None:
     known = {f.resolve(): f for f in files}
     unknown = [str(n) for n in named if n not in known]
     if unknown:
-        raise ValueError(f"{ONLY_ENV} names {', '.join(unknown)}, which {'is' if len(unknown) == 1 else 'are'} "
+        raise UnknownGateFiles(f"{ONLY_ENV} names {', '.join(unknown)}, which {'is' if len(unknown) == 1 else 'are'} "
                          f"not a gate file under {gates}: name each by its path inside that folder")
     # never silent: a run that holds a subject to fewer gates than the suite has says so where a person reads it
     print(f"fidelity: {ONLY_ENV} narrows the gate files to {', '.join(sorted(n.strip() for n in names))}",

@@ -197,6 +197,16 @@ def test_check_subject_whose_gate_run_breaks_is_red_with_the_reason(capsys, monk
     assert code == 1 and "did not complete" in err and "INTERNALERROR> boom" in err and "Traceback" not in err
 
 
+def test_check_subject_with_the_gate_files_narrowed_to_a_file_of_none_is_one_line_and_exit_2(capsys, monkeypatch):
+    from fidelity.gaterun.subject_gate_files import ONLY_ENV
+
+    monkeypatch.setenv(ONLY_ENV, "test_no_such_gate_file.py")
+    code, _, err = run_cli(capsys, "check", "--subject", "pot")
+    assert code == 2 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith(f"fidelity check: error: {ONLY_ENV} names ")
+    assert "test_no_such_gate_file.py, which is not a gate file under" in err
+
+
 @pytest.mark.parametrize("ref, says", [
     ("os.path:join", "'os.path:join': calling join() to get a Subject raised TypeError"),      # a callable that raises
     ("os:getcwd", "'os:getcwd' is a str, not a fidelity.subjects.subject.Subject"),            # returns something else
