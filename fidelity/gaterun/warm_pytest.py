@@ -36,6 +36,7 @@ import sys
 import time
 
 from fidelity.gaterun.fork_threads import threads_torch_starts_with
+from fidelity.perturb.fork_exit import run_then_exit
 from fidelity.perturb.preload import preload_for
 
 POLL_S = 0.02  # how often `wait` looks for the fork's end
@@ -161,15 +162,14 @@ def _fresh_import_path(root: str) -> list[str] | None:
 
 
 def _serve(read_end: int, start_path: list[str]):
-    """In the fork: wait for the command, run it, leave by os._exit (pytest's exit code; 0 with no command)."""
-    code = 1
-    try:
+    """In the fork: wait for the command, run it, leave by os._exit (pytest's exit code; 0 with no command,
+    1 when the fork itself failed, its traceback in the command's stderr or this process's)."""
+    def work() -> int:
         os.setsid()  # at once: a ^C meant for the parent's group is not this fork's
         with os.fdopen(read_end, "rb") as pipe:
             message = pipe.read()
         if not message:
-            code = 0
-            return
+            return 0
         command = json.loads(message)
         for target, name in ((1, command["stdout"]), (2, command["stderr"])):
             fd = os.open(name, os.O_WRONLY | os.O_APPEND)
@@ -187,14 +187,6 @@ def _serve(read_end: int, start_path: list[str]):
         import pytest
 
         sys.argv = [pytest.__file__, *command["args"]]
-        code = int(pytest.main(command["args"]))
-    except BaseException:  # noqa: BLE001 - whatever happened, this fork ends here, and says why
-        import traceback
+        return int(pytest.main(command["args"]))
 
-        traceback.print_exc()
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
+    run_then_exit(work, when_raised=1)

@@ -8,15 +8,14 @@ import traceback
 from typing import Callable, NoReturn
 
 
-def run_then_exit(work: Callable[[], None]) -> NoReturn:
-    """In a forked child: run `work`, then os._exit(0); 3 when it raised (its traceback printed), so the
-    parent reads what the child left and how it ended."""
-    code = 0
+def run_then_exit(work: Callable[[], int | None], *, when_raised: int = 3) -> NoReturn:
+    """In a forked child: run `work`, then os._exit with the code it returned (None: 0); `when_raised` when it
+    raised (its traceback printed), so the parent reads what the child left and how it ended."""
+    code = when_raised
     try:
-        work()
+        code = work() or 0
     except BaseException:  # noqa: BLE001 - whatever happened, this fork ends here
         traceback.print_exc()
-        code = 3
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
