@@ -27,7 +27,6 @@ import threading
 
 PRELOAD = ("torch", "numpy", "pytest", "sympy", "yaml")
 FRESH_ENV = "FIDELITY_TESTS_FRESH_CLI"
-_READ_AT_START_BUT_PATH = lambda name: name.startswith("PYTHON") and name != "PYTHONPATH"  # noqa: E731
 
 
 def fidelity(argv, *, cwd, env=None, timeout=None, python_options=()) -> subprocess.CompletedProcess:
@@ -46,7 +45,8 @@ def python_m(module, argv, *, cwd, env=None, timeout=None, python_options=()) ->
 
 
 def _same_start(env: dict) -> bool:
-    names = {n for n in (*env, *os.environ) if _READ_AT_START_BUT_PATH(n)}
+    """Whether `env` holds every variable Python reads as it starts, but PYTHONPATH, as this process's does."""
+    names = {n for n in (*env, *os.environ) if n.startswith("PYTHON") and n != "PYTHONPATH"}
     return all(env.get(n) == os.environ.get(n) for n in names)
 
 
@@ -61,6 +61,7 @@ class _Zygote:
         self._lock = threading.Lock()
         self._replies: dict[int, dict] = {}
         self._arrived = threading.Condition(self._lock)
+        self._gone = False
         threading.Thread(target=self._read, daemon=True, name="warm-cli-reader").start()
 
     def run(self, cmd, module, argv, cwd, env, timeout) -> subprocess.CompletedProcess:
@@ -71,11 +72,15 @@ class _Zygote:
                 self._proc.stdin.write(json.dumps({"id": n, "module": module, "argv": argv, "cwd": cwd, "env": env,
                                                    "stdout": out, "stderr": err}) + "\n")
                 self._proc.stdin.flush()
-                if not self._arrived.wait_for(lambda: "exited" in self._replies.get(n, {}), timeout=timeout):
+                if not self._arrived.wait_for(lambda: "exited" in self._replies.get(n, {}) or self._gone,
+                                              timeout=timeout):
                     started = self._replies.get(n, {}).get("started")
                     if started:
                         os.kill(started, signal.SIGKILL)
                     raise subprocess.TimeoutExpired(cmd, timeout)
+                if "exited" not in self._replies.get(n, {}):
+                    raise RuntimeError(f"the warm CLI's zygote ended (exit {self._proc.wait()}) before "
+                                       f"`python -m {' '.join([module, *argv])}` did: run with {FRESH_ENV}=1")
                 code = self._replies.pop(n)["returncode"]
             with open(out, encoding="utf-8", errors="replace") as o, open(err, encoding="utf-8", errors="replace") as e:
                 return subprocess.CompletedProcess(cmd, code, o.read(), e.read())
@@ -86,6 +91,9 @@ class _Zygote:
             with self._lock:
                 self._replies.setdefault(reply["id"], {}).update(reply)
                 self._arrived.notify_all()
+        with self._lock:  # the zygote ended: no command waits for it forever
+            self._gone = True
+            self._arrived.notify_all()
 
 
 _ZYGOTE: list[_Zygote] = []
