@@ -1,6 +1,7 @@
-"""`python -m fidelity ARGV` for the tests, forked from a process that has imported torch, numpy, pytest,
-sympy and PyYAML, instead of a fresh interpreter importing them again for every command the suite runs
-(~1.5 s of CPU a `check`, its gate run's fork included: warm_pytest.py).
+"""`python -m fidelity ARGV` for the tests, forked from a process that has imported what a check imports
+(torch, numpy, pytest, sympy...: fidelity.gaterun.warm_pytest.PRELOAD), instead of a fresh interpreter
+importing them again for every command the suite runs (~1.5 s of CPU a `check`, its gate run's fork
+included).
 
 The fork then is what a fresh `python -m fidelity` in `cwd` under `env` is: that working directory,
 environment, import path (`cwd`, PYTHONPATH's folders, then the interpreter's own), `sys.argv`, the
@@ -10,8 +11,9 @@ preloaded: every command imports it as a fresh one does. A command with interpre
 environment whose PYTHON* variables (other than PYTHONPATH) differ from this process's, runs in a fresh
 interpreter, as does every command under FIDELITY_TESTS_FRESH_CLI=1 (the suite the slow, exact way).
 
-One zygote per test process, started by its first command: `python tests/warm_cli.py` reads one JSON
-request a line on stdin and answers {"id", "started"} then {"id", "exited", "returncode"} on stdout.
+One zygote per test process, started by its first command: `python tests/warm_cli.py MODULE...` imports
+the modules, then reads one JSON request a line on stdin and answers {"id", "started"} then {"id",
+"exited", "returncode"} on stdout.
 """
 from __future__ import annotations
 
@@ -25,7 +27,6 @@ import sys
 import tempfile
 import threading
 
-PRELOAD = ("torch", "numpy", "pytest", "sympy", "yaml")
 FRESH_ENV = "FIDELITY_TESTS_FRESH_CLI"
 
 
@@ -53,7 +54,8 @@ def _same_start(env: dict) -> bool:
 class _Zygote:
     def __init__(self):
         here_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        self._proc = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        from fidelity.gaterun.warm_pytest import PRELOAD  # here: the zygote itself imports nothing of fidelity's
+        self._proc = subprocess.Popen([sys.executable, __file__, *PRELOAD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       env=here_env, text=True, bufsize=1)
         ready = json.loads(self._proc.stdout.readline())
         assert ready.get("ready"), ready
@@ -109,8 +111,8 @@ def _zygote() -> _Zygote:
 
 # ---------------------------------------------------------------- the zygote itself
 
-def _serve() -> None:
-    for module in PRELOAD:
+def _serve(preload: list[str]) -> None:
+    for module in preload:
         __import__(module)
     own_path = set(filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)))
     base_path = [p for p in sys.path[1:] if p not in own_path]  # sys.path[0]: this file's folder
@@ -172,4 +174,4 @@ def _run(request: dict, base_path: list[str]):
 
 
 if __name__ == "__main__":
-    _serve()
+    _serve(sys.argv[1:])

@@ -88,8 +88,6 @@ class GateSuiteRun:
         self._proc = None
         if keep is not None:
             if not keep:
-                if warm is not None:
-                    warm.close()
                 return
             keep_file = Path(self._tmp.name) / "keep.json"
             keep_file.write_text(json.dumps(sorted(keep)), encoding="utf-8")

@@ -36,14 +36,15 @@ import sys
 import time
 
 from fidelity.gaterun.fork_threads import threads_torch_starts_with
+from fidelity.perturb import warm_start
 from fidelity.perturb.fork_exit import run_then_exit
+from fidelity.perturb.machine_neutral import installation_prefixes
 from fidelity.perturb.preload import preload_for
 
 POLL_S = 0.02  # how often `wait` looks for the fork's end
-# What the gate run's pytest imports, of what the project names (preload.py). Not triton: an interpreted
-# kernel called in a fork of a process that had imported it raised "Cannot call @triton.jit'd outside
-# of the scope of a kernel"; not hypothesis: the gate run does not import it.
-PRELOAD = ("torch", "numpy", "pytest", "sympy", "yaml")
+# What the gate run's pytest imports, of what the project names (preload.py): the runner's zygote's (which
+# leaves out triton, and says why) but hypothesis, which a gate run does not import.
+PRELOAD = tuple(m for m in warm_start.PRELOAD if m != "hypothesis")
 
 
 def start(cmd: list[str], *, cwd: str, env: dict[str, str], stdout, stderr, warm: "WarmPytest | None" = None):
@@ -130,15 +131,16 @@ def _forks_like_a_fresh_start() -> bool:
             return False
     except OSError:  # no way to count the native threads here
         return False
-    harness = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    harness = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
     not_harness = harness + "impl" + os.sep  # the reference subject's code: what gates target, not the harness
-    installed = tuple({os.path.join(os.path.abspath(p), "") for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,
-                                                                      sys.base_exec_prefix)})
-    for module in list(sys.modules.values()):
+    installed = installation_prefixes()  # what calls_so_far never marks: the standard library, site-packages
+    for name, module in list(sys.modules.items()):
+        if name == "__main__":  # the program that started this one (`fidelity`'s script): the gate run never runs it
+            continue
         path = getattr(module, "__file__", None)
         if not isinstance(path, str) or not os.path.isabs(path):  # no file it was read from (torch.ops: "_ops.py")
             continue
-        path = os.path.normpath(path)
+        path = os.path.realpath(path)
         if not (path.startswith(installed) or (path.startswith(harness) and not path.startswith(not_harness))):
             return False
     return True

@@ -48,6 +48,8 @@ DRIVER = textwrap.dedent('''
     said["with_project_code"] = warm_pytest.WarmPytest.fork_if_safe(root) is not None
     del sys.modules["projectcode"]; sys.path.remove(root)
 
+    # the program that started this one (here the project's own script, as `fidelity`'s is its venv's): no bar
+    sys.modules["__main__"].__file__ = os.path.join(root, "launcher.py")
     print("buffered in the parent", end="")  # written once, by the parent, not again by a fork
     # a fork not given a command ends at once
     unused = warm_pytest.WarmPytest([root])
