@@ -10,7 +10,8 @@ not forgotten because the code moved). Records of other subjects (`discover --su
 reported by the ledger, not by this verdict. An undecided mutant (no gate red and no probe reached
 its code) is a survivor nobody has judged: it fails the check as a blind spot does, until a gate
 that runs its code kills it or an entry beside its equation explains it; it is never called
-equivalent.
+equivalent. A mutant a gate killed though an `equivalent:` entry calls it equivalent is RED too (the
+gate or the entry is wrong); an `out_of_scope:` entry whose mutant a gate now kills is a note: it can go.
 """
 from __future__ import annotations
 
@@ -26,6 +27,16 @@ check until a gate kills it or an entry beside its equation explains it."""
 def stale_problem(module: str, reasons: list[str]) -> str:
     return (f"the discovery record of {module} is stale ({'; '.join(reasons)}): it judged code that is not there "
             f"now; run `fidelity discover --stale` (or `fidelity discover --module {module}`)")
+
+
+def contradicted_equivalence(full: str, why: explained.Explanation, killed_by: list[str]) -> str:
+    """A gate red on a mutant the spec calls equivalent: one of the two is wrong, and which decides what a user
+    of the gate is told. Never a note that the entry can go: deleting a true equivalence hides a gate that
+    would call a faithful package a finding (one reading rounding of a cancelled sum as a difference did)."""
+    return (f"{full} is explained as equivalent beside {why.equation} ({why.where}), but {', '.join(killed_by)} "
+            f"went red on it: a gate red on a variant its equation allows would call a faithful package a finding. "
+            f"Find which is wrong: the gate (does it hold more than the equation states, or read rounding as a "
+            f"difference?) or the entry (then remove it)")
 
 
 def run(cat, args, say) -> dict:
@@ -49,8 +60,11 @@ def run(cat, args, say) -> dict:
             keys.add(full)
             if m["outcome"] not in SURVIVORS:
                 if full in explanations:
-                    notes.append(f"{full} is explained beside {explanations[full].equation} but is "
-                                 f"{m['outcome']} now: the entry can go")
+                    if explanations[full].kind == "equivalent" and m["outcome"] == "killed":
+                        problems.append(contradicted_equivalence(full, explanations[full], m["killed_by"]))
+                    else:
+                        notes.append(f"{full} is explained beside {explanations[full].equation} but is "
+                                     f"{m['outcome']} now: the entry can go")
                     used.add(full)
                 continue
             why = explanations.get(full)

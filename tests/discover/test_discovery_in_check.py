@@ -101,6 +101,32 @@ def test_explaining_every_blind_spot_beside_its_equation_turns_the_discovery_sta
                for b in row["blind_spots"])
 
 
+def test_a_killed_mutant_explained_as_equivalent_is_red_naming_its_gate_and_one_out_of_scope_is_a_note(discovered,
+                                                                                                      tmp_path):
+    import shutil
+
+    root, _, found = discovered
+    contradicted = tmp_path / "contradicted"
+    shutil.copytree(root, contradicted)
+    mutants = json.loads(found.stdout)["mutants"]
+    blind = [m for m in mutants if m["outcome"] == "blind_spot"]
+    said_equivalent, now_covered = [m for m in mutants if m["outcome"] == "killed"][:2]
+    entry = '      - mutant: "mypaper.softmax:{}"\n        reason: "the test says so"\n'.format
+    spec = contradicted / "specs" / "mypaper.yaml"
+    anchor = '      - "mypaper.softmax:tempered_softmax"\n'
+    spec.write_text(spec.read_text().replace(anchor, anchor
+                                             + "    out_of_scope:\n" + "".join(entry(m["key"]) for m in blind + [now_covered])
+                                             + "    equivalent:\n" + entry(said_equivalent["key"])))
+    discovery = discovery_stage_of(contradicted)
+    [problem] = discovery["problems"]  # every blind spot is explained: the equivalence a gate refutes is all
+    assert problem.startswith(f"mypaper.softmax:{said_equivalent['key']} is explained as equivalent beside mypaper.eq1 "
+                              f"({spec}:"), problem
+    assert f"but {', '.join(said_equivalent['killed_by'])} went red on it" in problem, problem
+    assert not discovery["ok"]
+    assert discovery["notes"] == [f"mypaper.softmax:{now_covered['key']} is explained beside mypaper.eq1 but is killed "
+                                  "now: the entry can go"]
+
+
 def test_an_undecided_mutant_fails_the_stage_until_a_gate_kills_it_or_its_equation_explains_it(discovered, tmp_path):
     import shutil
 
