@@ -114,4 +114,5 @@ def test_the_loop_model_built_off_its_defaults_is_the_oracle_at_its_own_config(s
     params = {name: _nested(p.detach().cpu()) for name, p in model.named_parameters()}
     oracle = loop_logits(1, params, {k: getattr(config, k) for k in config.__dataclass_fields__})
     expected = torch.tensor([[float(v) for v in row] for row in oracle], dtype=F64, device=device)
-    assert_close(logits, expected, _option_tol(expected), what=f"the loop model's logits with {LOOP_CONFIGS[arm]}, against the oracle at that config")
+    assert_close(logits, expected, _option_tol(expected),
+                 what=f"the loop model's logits with {LOOP_CONFIGS[arm]}, against the oracle at that config")
