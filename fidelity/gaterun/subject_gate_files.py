@@ -60,8 +60,9 @@ def named_in_env(gates: Path, files: list[Path]) -> list[Path] | None:
     known = {f.resolve(): f for f in files}
     unknown = [str(n) for n in named if n not in known]
     if unknown:
-        raise UnknownGateFiles(f"{ONLY_ENV} names {', '.join(unknown)}, which {'is' if len(unknown) == 1 else 'are'} "
-                         f"not a gate file under {gates}: name each by its path inside that folder")
+        raise UnknownGateFiles(f"{ONLY_ENV} names {', '.join(unknown)}, which "
+                               f"{'is' if len(unknown) == 1 else 'are'} not a gate file under {gates}: "
+                               f"name each by its path inside that folder")
     # never silent: a run that holds a subject to fewer gates than the suite has says so where a person reads it
     print(f"fidelity: {ONLY_ENV} narrows the gate files to {', '.join(sorted(n.strip() for n in names))}",
           file=sys.stderr)
