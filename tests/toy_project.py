@@ -1,7 +1,6 @@
 """The CLI as a user runs it, and the project `fidelity init` writes, for the tests that need both."""
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import warm_cli
