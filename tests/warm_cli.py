@@ -40,15 +40,12 @@ def python_m(module, argv, *, cwd, env=None, timeout=None, python_options=()) ->
     """`python [PYTHON_OPTIONS] -m MODULE ARGV`, as `fidelity` runs it."""
     env = dict(os.environ if env is None else env)
     cmd = [sys.executable, *python_options, "-m", module, *argv]
-    if python_options or os.environ.get(FRESH_ENV) or not _same_start(env) or not hasattr(os, "fork"):
+    from fidelity.gaterun.warm_pytest import same_start_variables  # here: the zygote imports nothing of fidelity's
+
+    same = same_start_variables(env, ignoring=("PYTHONPATH",))  # the fork builds its path from PYTHONPATH itself
+    if python_options or os.environ.get(FRESH_ENV) or not same or not hasattr(os, "fork"):
         return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     return _zygote().run(cmd, module, [str(a) for a in argv], str(cwd), env, timeout)
-
-
-def _same_start(env: dict) -> bool:
-    """Whether `env` holds every variable Python reads as it starts, but PYTHONPATH, as this process's does."""
-    names = {n for n in (*env, *os.environ) if n.startswith("PYTHON") and n != "PYTHONPATH"}
-    return all(env.get(n) == os.environ.get(n) for n in names)
 
 
 class _Zygote:

@@ -87,8 +87,7 @@ class WarmPytest:
 
     def takes(self, env: dict[str, str]) -> bool:
         """Whether a command under `env` may run here: every PYTHON* variable as in this process."""
-        names = {n for n in (*env, *os.environ) if n.startswith("PYTHON")}
-        return all(env.get(n) == os.environ.get(n) for n in names)
+        return same_start_variables(env)
 
     def run(self, args: list[str], *, cwd: str, env: dict[str, str], stdout: str, stderr: str) -> "WarmPytest":
         """pytest ARGS in the fork, from `cwd` under `env`, its output appended to the files `stdout`,
@@ -120,6 +119,13 @@ class WarmPytest:
                 raise subprocess.TimeoutExpired(["pytest (forked)"], timeout)
             time.sleep(POLL_S)
         return self.returncode
+
+
+def same_start_variables(env: dict[str, str], ignoring: tuple[str, ...] = ()) -> bool:
+    """Whether `env` holds every variable Python reads as it starts (PYTHON*), but `ignoring`, as this process's
+    does: a fork of this process under `env` starts with the hash seed, flags and paths a fresh one would."""
+    names = {n for n in (*env, *os.environ) if n.startswith("PYTHON") and n not in ignoring}
+    return all(env.get(n) == os.environ.get(n) for n in names)
 
 
 def _forks_like_a_fresh_start() -> bool:
