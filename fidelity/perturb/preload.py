@@ -39,8 +39,8 @@ def preload_for(root: str | os.PathLike, everything: tuple[str, ...]) -> tuple[s
 
 def with_pytest_plugins(preload: tuple[str, ...]) -> tuple[str, ...]:
     """`preload` and, when it holds pytest, the modules of the pytest plugins other installed packages
-    register (pytest11 entry points: xdist, hypothesis's, pytest-benchmark's...): every child's pytest
-    imports them as it starts, ~0.16 s a child on this machine. fidelity's own plugins are left out,
+    register (pytest11 entry points: xdist's, hypothesis's...): every child's pytest imports them as it
+    starts, ~0.16 s a child on this machine. fidelity's own plugins are left out,
     since the zygote imports no fidelity module. Their asserts are not rewritten (pytest warns so, as it
     already did for hypothesis's modules); a plugin that fails to import is the child's to report."""
     if "pytest" not in preload:
