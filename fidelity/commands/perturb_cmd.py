@@ -180,9 +180,6 @@ def evidence_folder(args) -> Path:
 
 
 def run(args) -> int:
-    from fidelity.perturb import PerturbError
-    from fidelity.targets.errors import TargetError
-
     problem = _option_problem(args)
     if problem:
         return _usage(problem)
@@ -190,6 +187,33 @@ def run(args) -> int:
         from fidelity.commands import convert_evidence
 
         return convert_evidence.run(args, evidence_folder(args))
+    zygote = _local_zygote(args)
+    try:
+        return _run_chosen(args, zygote)
+    finally:
+        if zygote is not None:
+            zygote.close()
+
+
+def _local_zygote(args):
+    """The warm-start zygote every run of this command shares on the local executor (None: cold children, or
+    Ray's). Where children surely run (not --stale, which may find nothing stale), it starts now, beside the
+    specs' loading and the runner's preparation, not when the first child is asked for: its imports (~1.6 s,
+    torch's) were most of a run with kept clean runs."""
+    if args.cold_start or args.executor == "ray":
+        return None
+    from fidelity.perturb.stages.settings import shared_zygote  # not the runner: it imports pytest first
+
+    zygote = shared_zygote(args.project.root, args.jobs)
+    if not args.stale:
+        zygote.start_now()
+    return zygote
+
+
+def _run_chosen(args, zygote) -> int:
+    from fidelity.perturb import PerturbError
+    from fidelity.targets.errors import TargetError
+
     cat = load_catalogue(args.specs)
     items = (load_perturbation_file(args.file, cat, require_gates=not args.observe) if args.file
              else list(cat.perturbations.values()))
@@ -221,7 +245,7 @@ def run(args) -> int:
         with contextlib.nullcontext() if args.observe else writer_lock.writing(evidence_folder(args), "perturb"):
             if not args.observe:
                 refuse(evidence_folder(args))  # before anything runs: its records could be neither read nor kept
-            results = _run_groups(groups, args, say)
+            results = _run_groups(groups, args, say, zygote)
     except (writer_lock.FolderBusy, OldLayout) as exc:
         return _usage(str(exc))
     except (PerturbError, TargetError) as exc:
@@ -273,23 +297,21 @@ def _subject_environment(subject: str | None) -> dict[str, str | None] | None:
     return {registry.EXTRA_ENV: ref, registry.ONLY_ENV: resolved.name}
 
 
-def _run_groups(groups, args, say) -> list:
+def _run_groups(groups, args, say, zygote) -> list:
     """One runner run per group, side by side (a third-party group is a few small children, which
     would otherwise wait for ours to finish), sharing one executor (locally: one warm-start
-    zygote); results in group order."""
+    zygote, `zygote`); results in group order."""
     with chosen_executor(args, warm_start=not args.cold_start) as executor:
-        return _run_groups_on(groups, args, say, executor)
+        return _run_groups_on(groups, args, say, executor, zygote)
 
 
-def _run_groups_on(groups, args, say, executor) -> list:
+def _run_groups_on(groups, args, say, executor, zygote) -> list:
     import concurrent.futures as cf
 
     from fidelity.perturb import launch
     from fidelity.perturb import run as run_perturbations
-    from fidelity.perturb.runner import shared_zygote
 
     here = args.project
-    zygote = None if args.cold_start or executor is not None else shared_zygote(here.root, args.jobs)
 
     def one(subject, group, environment):
         tag = f"[{subject}] " if subject else ""
@@ -312,8 +334,6 @@ def _run_groups_on(groups, args, say, executor) -> list:
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         launch.resume()
-        if zygote is not None:
-            zygote.close()
 
 
 def _merged_json(results) -> dict:

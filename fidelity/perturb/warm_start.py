@@ -43,7 +43,8 @@ class WarmStartUnavailable(Exception):
 class Zygote:
     """The runner's end: start the zygote, run jobs in forked children, stop it."""
 
-    def __init__(self, *, cwd: str, env: dict, preload: tuple[str, ...] | None = None):
+    def __init__(self, *, cwd: str, env: dict, preload: tuple[str, ...] | None = None, wait: bool = True):
+        """Start it; with `wait`, return once it is ready (else the caller calls `wait_ready` before using it)."""
         if preload is None:
             from fidelity.perturb.preload import preload_for, with_pytest_plugins  # here: the zygote never imports it
 
@@ -66,6 +67,11 @@ class Zygote:
         self.modules: frozenset[str] = frozenset()
         self._reader = threading.Thread(target=self._read, name="fidelity-zygote-reader", daemon=True)
         self._reader.start()
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
+        """Return once it has imported its preload; WarmStartUnavailable (and closed) when it never says so."""
         if not self._ready.wait(READY_TIMEOUT_S) or not self._alive:
             self.close()
             raise WarmStartUnavailable("the zygote did not report ready")
@@ -98,6 +104,11 @@ class Zygote:
             return None
 
     def close(self) -> None:
+        if not self._ready.is_set():  # still importing (started early, then not needed): it would read no EOF yet
+            try:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            except ProcessLookupError:  # it ended by itself
+                pass
         try:
             self._proc.stdin.close()
         except OSError:
@@ -133,28 +144,44 @@ class Zygote:
 
 class LazyZygote:
     """The warm-start zygote, started by the first child that needs one (a run with nothing
-    stale starts none); None when it cannot start (the children then start cold)."""
+    stale starts none), or by `start_now`; None when it cannot start (the children then start cold)."""
 
     def __init__(self, cwd: str, env: dict):
         self._cwd, self._env = cwd, env
         self._lock = threading.Lock()
-        self._zygote = None
-        self._tried = False
+        self._zygote: Zygote | None = None  # started (by `start_now` or `get`)
+        self._tried = False  # `get` waited for it to be ready, or it could not start
+
+    def start_now(self) -> None:
+        """Start the zygote at once, for a caller sure to need it: its imports (~1.6 s, torch's) run beside
+        the caller's own work, and the first `get` waits only for what is left of them."""
+        with self._lock:
+            if self._zygote is None and not self._tried:
+                self._zygote = self._started()
 
     def get(self) -> Zygote | None:
         with self._lock:
             if not self._tried:
                 self._tried = True
-                try:
-                    self._zygote = Zygote(cwd=self._cwd, env=self._env)
-                except (WarmStartUnavailable, OSError):
-                    self._zygote = None
+                if self._zygote is None:
+                    self._zygote = self._started()
+                if self._zygote is not None:
+                    try:
+                        self._zygote.wait_ready()
+                    except WarmStartUnavailable:
+                        self._zygote = None
             return self._zygote
 
     def close(self) -> None:
         with self._lock:
             if self._zygote is not None:
                 self._zygote.close()
+
+    def _started(self) -> Zygote | None:
+        try:
+            return Zygote(cwd=self._cwd, env=self._env, wait=False)
+        except (WarmStartUnavailable, OSError):
+            return None
 
 
 # ---------------------------------------------------------------- the zygote itself

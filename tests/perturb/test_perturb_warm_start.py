@@ -74,3 +74,27 @@ def test_a_target_the_zygote_holds_is_started_cold(tmp_path, monkeypatch):
     assert pr.child["start"] == "cold" and pr.child["patch_served"] >= 1
     assert [o.outcome for o in pr.outcomes if o.gate == GATE_ADD] == ["red_by_assertion"]
     assert r.baseline["runs"][0]["start"] == "warm"
+
+
+def test_a_zygote_started_early_is_the_one_the_first_child_gets_once_ready(tmp_path):
+    """`perturb P1..P5` starts its zygote before it loads the specs (LazyZygote.start_now): the first `get`
+    waits for that one's imports instead of starting another."""
+    repo = make_toy_repo(tmp_path / "repo")
+    lazy = warm_start.LazyZygote(str(repo), launch.child_env(str(repo), processes=1))
+    lazy.start_now()
+    started = lazy._zygote
+    try:
+        assert started is not None
+        assert lazy.get() is started and started.holds("pytest")
+    finally:
+        lazy.close()
+
+
+def test_a_zygote_closed_before_it_is_ready_is_killed_not_waited_for(tmp_path):
+    """A run that stops before its first child (an unknown id, a busy evidence folder) closes a zygote still
+    importing: it reads no end of its stdin until torch is in, so it is killed rather than waited for."""
+    repo = make_toy_repo(tmp_path / "repo")
+    zygote = warm_start.Zygote(cwd=str(repo), env=launch.child_env(str(repo), processes=1), preload=("torch",),
+                               wait=False)
+    zygote.close()
+    assert zygote._proc.returncode == -9  # SIGKILL: not the exit 0 of a zygote that read the end of its stdin
