@@ -98,3 +98,12 @@ def test_a_zygote_closed_before_it_is_ready_is_killed_not_waited_for(tmp_path):
                                wait=False)
     zygote.close()
     assert zygote._proc.returncode == -9  # SIGKILL: not the exit 0 of a zygote that read the end of its stdin
+
+
+def test_a_ready_zygote_closed_exits_by_itself_with_0(tmp_path):
+    """The end of its stdin: it kills what it started, then leaves by os._exit(0), no interpreter shutdown
+    to wait for (not the SIGKILL `close` falls back to after 10 s)."""
+    repo = make_toy_repo(tmp_path / "repo")
+    zygote = warm_start.Zygote(cwd=str(repo), env=launch.child_env(str(repo), processes=1), preload=("pytest",))
+    zygote.close()
+    assert zygote._proc.returncode == 0
