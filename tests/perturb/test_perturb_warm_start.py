@@ -107,3 +107,23 @@ def test_a_ready_zygote_closed_exits_by_itself_with_0(tmp_path):
     zygote = warm_start.Zygote(cwd=str(repo), env=launch.child_env(str(repo), processes=1), preload=("pytest",))
     zygote.close()
     assert zygote._proc.returncode == 0
+
+
+@pytest.mark.parametrize("options, zygote, started", [
+    ({}, True, True),  # ids, --all, --file, --observe: children surely run
+    ({"stale": True}, True, False),  # may find nothing stale: started by the first child, if any
+    ({"cold_start": True}, False, False),
+    ({"executor": "ray"}, False, False),  # the Ray workers start their own
+], ids=["ids", "stale", "cold-start", "ray"])
+def test_perturb_starts_its_zygote_with_the_command_only_where_children_surely_run(tmp_path, monkeypatch,
+                                                                                   options, zygote, started):
+    from types import SimpleNamespace
+
+    from fidelity.commands import perturb_cmd
+
+    begun = []
+    monkeypatch.setattr(warm_start.LazyZygote, "start_now", lambda self: begun.append(self))
+    args = SimpleNamespace(**{"project": SimpleNamespace(root=tmp_path), "jobs": None, "stale": False,
+                              "cold_start": False, "executor": "local", **options})
+    made = perturb_cmd._local_zygote(args)
+    assert (made is not None) is zygote and (begun == [made]) is started
