@@ -84,6 +84,14 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
     write_atomic(path, dumps(obj))
 
 
+def write_machine_json(path: str | os.PathLike, obj: Any) -> None:
+    """`write_json` for a file only a program reads (a cache, results passed between processes): the same
+    values and key order, without indentation, which json writes with its C encoder (the kept gate run,
+    8 MB: 0.05 s against 0.18 s)."""
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=False) + "\n"
+    write_atomic(path, text)
+
+
 def read_instances(path: str | os.PathLike, schema: str) -> dict[str, Any]:
     """The "instances" of a file `{"schema": schema, "instances": {...}}` (what a run keeps per gate
     instance); empty when it is missing, unreadable or of another schema: what it kept is then made

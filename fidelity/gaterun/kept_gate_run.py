@@ -104,7 +104,7 @@ class KeptGateRun:
                 earlier[process] = keys.targets.merged(entries[n]["targets"], earlier.get(process, {}), every_module=True)
         if not ran and entries == self.entries:
             return  # nothing ran and nothing left: the file holds this already (writing it cost 0.4 s)
-        jsonio.write_json(self.path, {"schema": SCHEMA, "instances": entries})
+        jsonio.write_machine_json(self.path, {"schema": SCHEMA, "instances": entries})
 
 
 def _read(path: Path) -> dict[str, dict]:

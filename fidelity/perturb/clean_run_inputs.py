@@ -51,6 +51,7 @@ class InputsNow:
         self._memo = memo_of(self.root)
         self._sha: dict[str, str | None] = {}
         self._target_sha: dict[str, str | None] = {}
+        self._source_of: dict[str, str | None] = {}  # a search per module: check asked ~9,000 times (1.1 s)
         targets = sorted({t for it in index.items for t in it.get("targets", [])})
         target_files = {f for f in (self._source(t) for t in targets) if f}
         shared = hashlib.sha256(f"format {FORMAT}\n".encode())
@@ -110,10 +111,12 @@ class InputsNow:
         return f"{name} {self._sha[full] or 'missing'}\n".encode()
 
     def _source(self, module: str) -> str | None:
-        try:
-            return locate.find_source(module, self._search)
-        except TargetNotFound:
-            return None
+        if module not in self._source_of:
+            try:
+                self._source_of[module] = locate.find_source(module, self._search)
+            except TargetNotFound:
+                self._source_of[module] = None
+        return self._source_of[module]
 
     def _target(self, module: str) -> str | None:
         if module not in self._target_sha:

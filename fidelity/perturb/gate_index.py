@@ -196,5 +196,5 @@ def collect(
         raise GateCollectionError(f"the gate suite has collection errors:\n{msgs}")
     index = GateIndex(key, child.results.get("collected", []))
     if cache is not None:
-        jsonio.write_json(cache, index.to_json())
+        jsonio.write_machine_json(cache, index.to_json())
     return index

@@ -227,7 +227,7 @@ class Recorder(FixtureReads):
 
     def write_results(self, exitstatus: int, **extra) -> None:
         """The final results file (the session's end, or one mutant's end in a batch child)."""
-        jsonio.write_json(self.results, {
+        jsonio.write_machine_json(self.results, {
             "format": FORMAT,
             "mode": self.mode,
             "exitstatus": exitstatus,
