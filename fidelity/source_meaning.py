@@ -26,7 +26,11 @@ A key is a function of the file's bytes alone (no path, no clock), so `meaning_s
 bytes a run read once (the perturb runner's watch) with what `meaning_sha256` gives for the file.
 Parsing costs ~100x hashing bytes (~5 ms a file), so a `memo` folder (the project's cache) keeps each
 parsed file's key under the sha256 of the bytes it was computed from and this Python's version: the same bytes,
-the same key, read back; deleting it only costs time.
+the same key, read back; deleting it only costs time. A Python file's key is also kept beside it, as Python
+keeps its bytecode (in `__pycache__`, with the sha256 of the bytes it came from; not under
+`sys.dont_write_bytecode` or where the folder cannot be written): every project reads it there, so the ~300
+files of the harness that each project's keys cover are parsed once per installation, not once per
+project (a new project's first key of its harness took 0.9 s; the tests make hundreds of projects).
 """
 from __future__ import annotations
 
@@ -52,12 +56,31 @@ def memo_of(root: str | os.PathLike) -> Path:
 
 def meaning_sha256(path: str | os.PathLike, memo: Path | None = None) -> str | None:
     """The meaning key of the file at `path` (module doc), or None when it does not exist; `memo`: a
-    folder that keeps keys by the bytes they came from (module doc)."""
+    folder that keeps keys by the bytes they came from (module doc). A Python file's key is read from
+    beside it first, and kept there (module doc)."""
     try:
         data = Path(path).read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
-    return meaning_sha256_of(data, Path(path).suffix, memo)
+    suffix = Path(path).suffix
+    if suffix.lower() != ".py":
+        return meaning_sha256_of(data, suffix, memo)
+    beside, came_from = _beside(Path(path)), f"{FORMAT}\n{hashlib.sha256(data).hexdigest()} "
+    try:
+        kept = beside.read_text(encoding="ascii")
+        if kept.startswith(came_from) and len(kept) == len(came_from) + 64:
+            return kept[len(came_from):]
+    except (OSError, UnicodeDecodeError):
+        pass
+    key = meaning_sha256_of(data, suffix, memo)
+    if not sys.dont_write_bytecode:
+        _keep(beside, came_from + key)
+    return key
+
+
+def _beside(source: Path) -> Path:
+    """Where the key of the Python file `source` is kept: beside its bytecode."""
+    return source.parent / "__pycache__" / f"{source.stem}.{sys.implementation.cache_tag}.fidelity-meaning"
 
 
 def meaning_sha256_of(data: bytes, suffix: str, memo: Path | None = None) -> str:
@@ -80,7 +103,8 @@ def meaning_sha256_of(data: bytes, suffix: str, memo: Path | None = None) -> str
 
 
 def _keep(entry: Path, key: str) -> None:
-    """Write `key` to `entry` atomically; a cache that cannot be written only costs the next run time."""
+    """Write `key` (or what holds it) to `entry` atomically; a cache that cannot be written only costs the
+    next run time."""
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-")

@@ -1,6 +1,8 @@
 """Keys by meaning (fidelity/source_meaning.py): what keys the same and what keys apart."""
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from fidelity.source_meaning import meaning_sha256, meaning_sha256_of
@@ -97,7 +99,8 @@ def test_other_files_are_keyed_by_their_bytes():
     assert meaning_sha256_of(b'{"a": 1}', ".json") != meaning_sha256_of(b'{"a":1}', ".json")
 
 
-def test_a_memo_reads_back_the_key_its_bytes_gave_and_recomputes_a_damaged_entry(tmp_path):
+def test_a_memo_reads_back_the_key_its_bytes_gave_and_recomputes_a_damaged_entry(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # nothing kept beside the file: the memo answers
     src = tmp_path / "m.py"
     src.write_bytes(MODULE)
     memo = tmp_path / "memo"
@@ -109,6 +112,33 @@ def test_a_memo_reads_back_the_key_its_bytes_gave_and_recomputes_a_damaged_entry
     assert meaning_sha256(src, memo) == first and entries[0].read_text() == first
     src.write_bytes(MODULE.replace(b"k=2.0", b"k=3.0"))
     assert meaning_sha256(src, memo) != first
+
+
+def _beside(src):
+    return list((src.parent / "__pycache__").glob(f"{src.stem}.*.fidelity-meaning"))
+
+
+def test_a_python_files_key_is_kept_beside_it_for_its_bytes_and_read_back_by_any_project(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    src = tmp_path / "m.py"
+    src.write_bytes(MODULE)
+    first = meaning_sha256(src, tmp_path / "one project")
+    assert first == _py(MODULE) and len(_beside(src)) == 1
+    (beside,) = _beside(src)
+    planted = beside.read_text().replace(first, "0" * 64)
+    beside.write_text(planted)  # what another project would read back: proof that it is read, not recomputed
+    assert meaning_sha256(src, tmp_path / "another project") == "0" * 64
+    src.write_bytes(MODULE.replace(b"k=2.0", b"k=3.0"))  # other bytes: what was kept for the old ones is not read
+    assert meaning_sha256(src, tmp_path / "another project") == _py(MODULE.replace(b"k=2.0", b"k=3.0")) != first
+    beside.write_text("damaged")
+    assert meaning_sha256(src) == _py(MODULE.replace(b"k=2.0", b"k=3.0"))
+
+
+def test_nothing_is_kept_beside_a_file_where_python_writes_no_bytecode(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    src = tmp_path / "m.py"
+    src.write_bytes(MODULE)
+    assert meaning_sha256(src) == _py(MODULE) and not (tmp_path / "__pycache__").exists()
 
 
 def test_a_missing_file_has_no_key(tmp_path):
