@@ -10,6 +10,7 @@ project's cache (fidelity/cache.py): deleting it only means the next `--changed`
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -37,11 +38,18 @@ def modules_read(root: Path) -> list[str]:
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
         if path and path.endswith(".py") and os.path.isabs(path):  # torch.ops names a relative "_ops.py"
-            p = Path(path).resolve()
+            p = _resolved(path)
             if p.is_relative_to(package) or (any(p.is_relative_to(f) for f in own)
                                              and not str(p).startswith(installed)):
                 names.add(name)
     return sorted(names)
+
+
+@functools.lru_cache(maxsize=None)
+def _resolved(path: str) -> Path:
+    """`path` resolved, once a process: a check asks for ~1,700 loaded modules' files after each of three
+    stages (0.08 s each time)."""
+    return Path(path).resolve()
 
 
 def inputs_key(root: Path, named: list[str], modules: list[str], files: list[tuple[str, Path]]) -> str:
