@@ -5,6 +5,8 @@ import shutil
 
 from fidelity.perturb import gate_index, launch
 
+from comment_edit import commented_and_redocumented
+
 from .conftest import ARITH, GATE_ADD, GATE_NEG, GATE_SCALE, TEST_PATHS, make_toy_repo
 
 
@@ -26,6 +28,25 @@ def test_gate_index_markers_conftest_targets_and_cache(tmp_path, monkeypatch):
     assert gate_index.collect(TEST_PATHS, repo_root=repo, cache_dir=cache).gates == index.gates
     moved = shutil.copytree(repo, tmp_path / "elsewhere" / "repo")  # a clone: the same files at another path
     assert gate_index.collect(TEST_PATHS, repo_root=moved, cache_dir=cache).gates == index.gates
+    monkeypatch.undo()
+    (repo / ARITH).write_text((repo / ARITH).read_text() + "\n\ndef test_new():\n    pass\n")
+    assert f"{ARITH}::test_new" in gate_index.collect(TEST_PATHS, repo_root=repo, cache_dir=cache).gates
+
+
+def test_a_comment_or_docstring_edit_of_a_gate_file_or_conftest_is_served_the_kept_index(tmp_path, monkeypatch):
+    """The index is keyed by meaning: no item holds a line number or a docstring. An edit of code is
+    collected again (a new test is in the index)."""
+    repo = make_toy_repo(tmp_path / "repo")
+    cache = tmp_path / "cache"
+    index = gate_index.collect(TEST_PATHS, repo_root=repo, cache_dir=cache)
+    for edited in (ARITH, "tests/conftest.py"):
+        (repo / edited).write_text(commented_and_redocumented((repo / edited).read_text()))
+
+    def no_child(*a, **k):
+        raise AssertionError("a comment or docstring edit should have been served the kept index")
+
+    monkeypatch.setattr(launch, "run_child", no_child)
+    assert gate_index.collect(TEST_PATHS, repo_root=repo, cache_dir=cache).gates == index.gates
     monkeypatch.undo()
     (repo / ARITH).write_text((repo / ARITH).read_text() + "\n\ndef test_new():\n    pass\n")
     assert f"{ARITH}::test_new" in gate_index.collect(TEST_PATHS, repo_root=repo, cache_dir=cache).gates
