@@ -11,8 +11,8 @@ wall clock and the peak memory of its process tree):
   report           fidelity report --no-gates --out TMP
   edits            in a copy of the committed project, after a plain check there (edit_cost_bench.py):
                    perturb --stale, then check --changed, after a comment-only edit of one implementation
-                   file; check --changed after one line of code added to it; check --changed after one
-                   function's body rewritten (keys by function)
+                   file and of one of its gate files; check --changed after one line of code added to the
+                   implementation; check --changed after one function's body rewritten (keys by function)
   perturb P1..P5   fidelity perturb P1..P5      from nothing; peer: the naive runner (the whole gate
                                                 suite per perturbation, one after another: perturb_bench.py)
   perturb P1..P5, kept   the same command again, with the clean runs the first one kept
@@ -112,8 +112,8 @@ def measure(repeat: int, perturb_all: bool, naive_limit: int, say=print, discove
 
 
 def _edit_figures(floor: float, root: Path, say) -> list[dict]:
-    """What a comment-only edit, a one-line code edit and a one-function edit of one implementation file cost
-    (edit_cost_bench.py)."""
+    """What a comment-only edit (of one implementation file and one gate file), a one-line code edit and a
+    one-function edit of the implementation file cost (edit_cost_bench.py)."""
     m = edit_cost_bench.measure(root, say, floor)
     where, stale = edit_cost_bench.EDITED_FILE, m["comment_perturb_stale"]
     comment, code, function = m["comment_check_changed"], m["code_check_changed"], m["function_check_changed"]
@@ -124,7 +124,8 @@ def _edit_figures(floor: float, root: Path, say) -> list[dict]:
         return f"{n['instances_run']} of {n['instances_run'] + n['instances_kept']} instances run"
 
     return [_figure("perturb_stale_comment", stale["wall_s"], floor,
-                    f"fidelity perturb --stale after a comment-only edit of {where}: {stale['counts']['rerun']} of "
+                    f"fidelity perturb --stale after a comment-only edit of {where} and of the gate file "
+                    f"{edit_cost_bench.EDITED_GATE_FILE}: {stale['counts']['rerun']} of "
                     f"{stale['counts']['perturbations']} re-run, {stale['counts']['reports_files_rewritten']} files "
                     f"under reports/ rewritten", **stale["counts"]),
             _figure("check_changed_comment", comment["wall_s"], floor,

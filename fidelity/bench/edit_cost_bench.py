@@ -7,8 +7,9 @@ The copy is the committed tree (`git archive HEAD`: the committed reports/ inclu
 each command is run as a user runs it, in a fresh process (cache and project taken from the copy):
 
   check                      a plain `fidelity check`, so that a gate run is kept (not a figure)
-  comment edit               a comment line added and a docstring rewritten in EDITED_FILE (keys by
-                             meaning: nothing it means changes), then
+  comment edit               a comment line added and a docstring rewritten in EDITED_FILE, and a comment
+                             line added to the gate file EDITED_GATE_FILE (keys by meaning: nothing
+                             either means changes; the gate index is kept too), then
     perturb --stale            `fidelity perturb --stale --json`: the perturbations it re-ran (status
                                other than "current") and the files under reports/ whose bytes it
                                changed, added or removed
@@ -45,6 +46,7 @@ PY = sys.executable
 FIDELITY = [PY, "-m", "fidelity"]
 FLOOR = [PY, "-c", "import torch"]
 EDITED_FILE = "fidelity/impl/torch/hyper_connections.py"  # its instances: HC's gates and the loop model's
+EDITED_GATE_FILE = "tests/gates/test_hc_module_alive.py"  # one of them: the comment edit reaches a gate file too
 COMMENT_LINE = "# A comment line added by fidelity.bench.edit_cost_bench: it changes nothing the code means.\n"
 DOCSTRING_OLD = '"""H^0 [.., n, d]: n replicated copies of h [.., d]."""'
 DOCSTRING_NEW = '"""n replicated copies of h [.., d], stacked as H^0 [.., n, d] (docstring rewritten by the bench)."""'
@@ -85,6 +87,11 @@ def edit_comment(path: Path) -> None:
                           f"update DOCSTRING_OLD in {__name__}")
     text = text.replace(DOCSTRING_OLD, DOCSTRING_NEW, 1).replace("\nclass ", "\n" + COMMENT_LINE + "class ", 1)
     path.write_text(text, encoding="utf-8")
+
+
+def edit_gate_comment(path: Path) -> None:
+    """Add COMMENT_LINE at the end of a gate file: no change of meaning."""
+    path.write_text(path.read_text(encoding="utf-8") + COMMENT_LINE, encoding="utf-8")
 
 
 def edit_code(path: Path) -> None:
@@ -184,6 +191,7 @@ def measure(root: Path, say=print, floor: float | None = None) -> dict:
         _ran("fidelity check", proc)
         out["check"] = asdict(Step("fidelity check", wall, proc.returncode))
         edit_comment(copy / EDITED_FILE)
+        edit_gate_comment(copy / EDITED_GATE_FILE)
         say("comment edit: fidelity perturb --stale --json ...")
         out["comment_perturb_stale"] = asdict(_perturb_stale(copy, env))
         say("comment edit: fidelity check --changed ...")
@@ -201,7 +209,7 @@ def lines(m: dict) -> list[str]:
     """The human lines: each figure, its ratio to the floor measured in the same run, and its counts."""
     floor = m["floor_s"]
     rows = [("plain check (keeps a gate run)", m["check"]),
-            (f"comment edit of {EDITED_FILE}: perturb --stale", m["comment_perturb_stale"]),
+            (f"comment edit of {EDITED_FILE} and {EDITED_GATE_FILE}: perturb --stale", m["comment_perturb_stale"]),
             ("comment edit: check --changed", m["comment_check_changed"]),
             (f"one line of code ({CODE_LINE.split('#')[0].strip()}): check --changed", m["code_check_changed"]),
             (f"one function's body ({FUNCTION_OLD} -> {FUNCTION_NEW}): check --changed", m["function_check_changed"])]

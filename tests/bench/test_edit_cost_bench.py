@@ -33,6 +33,14 @@ def test_the_comment_edit_changes_bytes_not_meaning_and_the_code_edit_changes_me
     compile(edited.read_text(), str(edited), "exec")  # still a module
 
 
+def test_the_gate_files_comment_edit_changes_bytes_not_meaning(tmp_path):
+    gate = tmp_path / "gate.py"
+    shutil.copy(project.find().root / bench.EDITED_GATE_FILE, gate)
+    shipped_bytes, shipped_meaning = gate.read_bytes(), meaning_sha256(gate)
+    bench.edit_gate_comment(gate)
+    assert gate.read_bytes() != shipped_bytes and meaning_sha256(gate) == shipped_meaning
+
+
 def test_the_function_edit_changes_one_body_and_nothing_run_at_import(edited):
     from fidelity.function_meaning import function_keys
 
