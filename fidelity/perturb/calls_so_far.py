@@ -42,6 +42,7 @@ from fidelity.perturb import marked_code_cache
 from fidelity.perturb.machine_neutral import installation_prefixes
 
 ITEM_FIELD = "calls_so_far"  # the field of a child's result item that holds what `seen` said (pytest_plugin.py)
+COLLECT_FIELD = "collect_calls"  # a collecting child's results: {"imported": files_run(), "heard": seen()} (index_reads.py)
 MARKER = "__fidelity_called__"  # in builtins: found from any module's globals, and from a copy of a function's
 _PROGRAM_AT = {"subprocess.Popen": 0, "os.posix_spawn": 0, "os.exec": 0, "os.spawn": 1}  # the event's argument
 _ANY_CODE = frozenset({"os.fork", "os.forkpty", "os.system", "os.startfile", "pty.spawn"})  # may run anything
@@ -104,6 +105,15 @@ class CallsSoFar:
             self._heard.setdefault(real, set()).add(line)
         self._placed = len(called)
         return {p: sorted(self._heard.get(real, ())) for real, p in self._wanted.items() if real not in self._unmarked}
+
+    def files_run(self) -> list[str]:
+        """The real paths of the files outside the installed packages and the standard library whose module
+        code ran in this process so far: imported with the markers, or without (before `start`, or by a
+        loader of their own). A file not named was never imported here (index_reads.py)."""
+        self._resolve_unmarked()
+        ran = {self._real(code.co_filename) for code in self._marked.values()} | self._unmarked
+        installed = installation_prefixes()
+        return sorted(f for f in ran if os.path.isabs(f) and not f.startswith(installed))
 
     def _resolve_unmarked(self) -> None:
         """The real paths of the files that ran unmarked since the last call, into `_unmarked`."""

@@ -3,8 +3,10 @@
 The index comes from one collect-only child (the plugin in collect mode) over
 the test paths. It is cached as JSON keyed by a sha256 over what the test files
 mean (every .py under the test paths, the conftest.py files above them up to the
-repo root, and the repo's pytest configuration files), so it is collected
-again only when one of them changes in meaning (`index_key`).
+repo root, and the repo's pytest configuration files), and kept beside what the
+collection read of the harness, by function (index_reads.py): it is collected
+again only when one of those changes in meaning (`index_key`), or what the
+collection ran of the harness does.
 
 A gate covers a module M when one of its targets is M or a package above M
 (a gate targeting `fidelity.impl.torch` covers `fidelity.impl.torch.mhc`).
@@ -24,12 +26,13 @@ from pathlib import Path
 
 from fidelity import cache
 from fidelity.evidence import jsonio, paths
-from fidelity.perturb import harness_sources, launch
+from fidelity.perturb import harness_sources, index_reads, launch
+from fidelity.perturb.calls_so_far import COLLECT_FIELD
 from fidelity.source_meaning import meaning_sha256, memo_of
 from fidelity.targets import locate
 from fidelity.perturb.errors import GateCollectionError
 
-INDEX_FORMAT = 4  # 2: items carry skip_marker; 3: and mechanism, gate_class; 4: keyed by meaning
+INDEX_FORMAT = 5  # 2: items carry skip_marker; 3: and mechanism, gate_class; 4: keyed by meaning; 5: harness read
 CONFIG_FILES = ("pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini", "conftest.py")
 cache_dir = cache.cache_dir  # where the index is kept (fidelity/cache.py)
 
@@ -139,22 +142,29 @@ def harness_modules(repo_root: str | os.PathLike, env) -> tuple[str, ...]:
 
 
 def index_key(test_paths: list[str], repo_root: str | os.PathLike, env: dict | None = None) -> str:
-    """sha256 over the names and meanings of everything that decides collection: the test files and
-    configuration, the subject variables of `env` (default os.environ) and the sources that say what each
-    subject provides and drives (harness_sources.py: an adapter that gains a mechanism changes the index).
-    By meaning (source_meaning.py): an item holds no line number and no docstring, so a comment, docstring
-    or layout edit collects the same items and is served the kept index (a gate file's comment made
-    check --changed collect the suite again: 5.8 s against 2.6 s)."""
+    """sha256 over the names and meanings of the test files and configuration and the subject variables of
+    `env` (default os.environ). By meaning (source_meaning.py): an item holds no line number and no
+    docstring, so a comment, docstring or layout edit collects the same items and is served the kept index
+    (a gate file's comment made check --changed collect the suite again: 5.8 s against 2.6 s). The sources
+    that say what each subject provides and drives (harness_sources.py: an adapter that gains a mechanism
+    changes the index) count by what the collection read of them, beside the key (index_reads.py)."""
     root = Path(repo_root).resolve()
     h = hashlib.sha256()
     h.update(f"format {INDEX_FORMAT}\n".encode())
     h.update(json.dumps(sorted(test_paths)).encode())
     h.update(subject_setting(env).encode())
-    search, memo = locate.child_search_path(str(root)), memo_of(root)
-    for f in hashed_files(test_paths, root) + harness_sources.files(harness_modules(root, env), search):
+    memo = memo_of(root)
+    for f in hashed_files(test_paths, root):
         h.update(paths.rel_to_root(f, root).encode() + b"\0")  # a moved or copied checkout keeps its index
         h.update((meaning_sha256(f, memo) or "missing").encode() + b"\n")
     return h.hexdigest()
+
+
+def harness_files(repo_root: str | os.PathLike, env) -> list[Path]:
+    """The harness of a collection of the project at `repo_root` under `env` (harness_sources.py), as a child
+    imports it."""
+    root = Path(repo_root).resolve()
+    return harness_sources.files(harness_modules(root, env), locate.child_search_path(str(root)))
 
 
 def collect(
@@ -180,16 +190,18 @@ def collect(
     name = ("gate_index.json" if not any(env.get(v) for v in SUBJECT_VARIABLES)
             else f"gate_index-{hashlib.sha256(subject_setting(env).encode()).hexdigest()[:12]}.json")
     cache = Path(cache_dir) / name if cache_dir is not None else None
+    harness, memo = harness_files(root, env), memo_of(root)
     if cache is not None and cache.exists():
         try:
             data = json.loads(cache.read_text(encoding="utf-8"))
-            if data.get("format") == INDEX_FORMAT and data.get("key") == key:
+            if (data.get("format") == INDEX_FORMAT and data.get("key") == key
+                    and index_reads.holds(data["harness"], harness, root, memo)):
                 return GateIndex(key, data["items"])
-        except (ValueError, KeyError):
+        except (ValueError, KeyError, TypeError, AttributeError):
             pass
     with tempfile.TemporaryDirectory(prefix="fidelity-collect-", dir=workdir) as tmp:
         job = {"mode": "collect", "args": list(test_paths), "rootdir": str(root), "patch": None,
-               "env": dict(environment or {})}
+               "env": dict(environment or {}), "hear_calls": True}
         child = launch.run_child(job, workdir=tmp, label="collect", cwd=str(root),
                                  env=env, timeout_s=timeout_s,
                                  zygote=zygote.get() if zygote is not None else None)
@@ -200,5 +212,6 @@ def collect(
         raise GateCollectionError(f"the gate suite has collection errors:\n{msgs}")
     index = GateIndex(key, child.results.get("collected", []))
     if cache is not None:
-        jsonio.write_machine_json(cache, index.to_json())
+        read = index_reads.recorded(harness, child.results.get(COLLECT_FIELD), root, memo)
+        jsonio.write_machine_json(cache, {**index.to_json(), "harness": read})
     return index

@@ -13,7 +13,7 @@ import pytest
 
 from fidelity.evidence import jsonio
 from fidelity.perturb import seeding
-from fidelity.perturb.calls_so_far import ITEM_FIELD, CallsSoFar
+from fidelity.perturb.calls_so_far import COLLECT_FIELD, ITEM_FIELD, CallsSoFar
 from fidelity.perturb.failure_kind import MESSAGE_LIMIT, describe_failure, exc_type_from_text, skip_reason
 from fidelity.perturb.fixture_reads import FixtureReads
 from fidelity.perturb.gate_markers import gate_id, gate_markers
@@ -66,7 +66,9 @@ class Recorder(FixtureReads):
         self.stop_gate_when_red = stop_gate_when_red or stop_when_any_red
         self.stop_when_any_red = stop_when_any_red
         self.trace_lines = [os.path.abspath(p) for p in trace_lines]
-        self.calls = calls if mode == "run" else None  # started before collection: what it calls is in every record
+        # started before collection: what it calls is in every record (run), or in what the collection read (collect)
+        self.calls = calls if mode in ("run", "collect") else None
+        self.collect_calls: dict | None = None  # collect mode: COLLECT_FIELD's value
         self._red_gates: set[str] = set()  # gates with an instance failed by assertion (stop mode)
         self.rootdir = os.path.abspath(rootdir) + os.sep if rootdir else None
         self.results = os.path.abspath(results)
@@ -137,6 +139,10 @@ class Recorder(FixtureReads):
             entry = {"nodeid": item.nodeid, "gate": gate_id(item.nodeid), "file": item.nodeid.split("::", 1)[0]}
             entry.update(gate_markers(item))
             self.collected.append(entry)
+        if self.calls is not None:  # which files the collection ran, and their functions it called (index_reads.py)
+            imported = self.calls.files_run()
+            self.calls.narrow(imported)
+            self.collect_calls = {"imported": imported, "heard": self.calls.seen()}
 
     # ---- running -------------------------------------------------------
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -221,6 +227,8 @@ class Recorder(FixtureReads):
             self._partial.close()
             self._partial = None
         extra = {"subjects": _availability()} if self.mode == "run" else {}
+        if self.collect_calls is not None:
+            extra[COLLECT_FIELD] = self.collect_calls
         if self.worker is not None:
             extra.update(worker=self.worker, order=self._order)
         self.write_results(int(exitstatus), **extra)

@@ -52,18 +52,6 @@ def test_a_comment_or_docstring_edit_of_a_gate_file_or_conftest_is_served_the_ke
     assert f"{ARITH}::test_new" in gate_index.collect(TEST_PATHS, repo_root=repo, cache_dir=cache).gates
 
 
-def test_the_index_key_moves_with_the_source_of_a_subject_the_run_adds(tmp_path):
-    """Which instances exist and which a capability skips is the subject's to say: an adapter that gains a
-    mechanism must not be served the index collected before it (its new gates read 'not collected')."""
-    repo = make_toy_repo(tmp_path / "repo")
-    (repo / "my_adapter.py").write_text("MECHANISMS = ('depth_attention',)\n")
-    env = {"FIDELITY_SUBJECTS": "my_adapter:SUBJECT"}
-    before = gate_index.index_key(TEST_PATHS, repo, env)
-    assert gate_index.index_key(TEST_PATHS, repo, env) == before
-    (repo / "my_adapter.py").write_text("MECHANISMS = ('depth_attention', 'hc_stack')\n")
-    assert gate_index.index_key(TEST_PATHS, repo, env) != before
-
-
 def _run_unpatched(repo, args: list[str], tmp_path) -> launch.ChildRun:
     """A run-mode child of the toy repo on `args`, no patch, that ended normally."""
     job = {"mode": "run", "args": args, "rootdir": str(repo), "fixtures_dir": str(repo / "fixtures"), "patch": None}

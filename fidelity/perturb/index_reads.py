@@ -1,0 +1,74 @@
+"""What a collection of the gate suite read of the harness, by function: when the gate index is collected again.
+
+The gate index (gate_index.py) depends on the test files and configuration (its key) and on the harness:
+the fidelity package and the subjects' modules, which say which instances exist and what each targets.
+Keyed by the harness whole, any edit of the implementation (its modules are the subjects') collected the
+whole suite again in a cold child (3.5 s on 2 cores, before `check --changed` could start its run). A
+collection runs little of the harness: its module-level code and the few functions that declare subjects
+and mechanisms. So the collecting child hears its calls (calls_so_far.py), and the index is kept with,
+for each harness file,
+
+  - imported with its markers: the meaning of the file, its skeleton and the units its collection called
+    (function_meaning.py); an edit of a function it never called keeps the index;
+  - imported before the child listened (its plugin's own modules), or when nothing heard can be trusted:
+    the meaning of the whole file;
+  - never imported: nothing. Such a file can change a collection only through a file that was
+    imported (an import added, a name it reads), and that file's record moves.
+
+The index is read back while every recorded file holds: the same meaning, or, where its units were
+heard, the same skeleton and the same bodies of the units it called. Files are named as the key names
+them (inside the project by their relative path, so a moved checkout keeps its index).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from fidelity.evidence.paths import rel_to_root
+from fidelity.function_meaning import function_keys
+from fidelity.perturb.machine_neutral import installation_prefixes
+from fidelity.source_meaning import meaning_sha256
+
+
+
+def recorded(files: list[Path], collect_calls: dict | None, root: Path, memo: Path | None) -> dict[str, dict]:
+    """{name: what the collection read of it} for the harness `files` (module doc); `collect_calls`: the
+    child's calls_so_far.COLLECT_FIELD, None when it heard nothing (every file then counts whole; an installed
+    file, never marked nor named as imported, always does)."""
+    imported = None if collect_calls is None else {os.path.realpath(f) for f in collect_calls.get("imported") or ()}
+    installed = installation_prefixes()  # never marked, never named as imported: counted whole
+    heard = None if collect_calls is None or collect_calls.get("heard") is None else {
+        os.path.realpath(f): lines for f, lines in collect_calls["heard"].items()}
+    out: dict[str, dict] = {}
+    for f in files:
+        real = os.path.realpath(f)
+        if imported is not None and real not in imported and not real.startswith(installed):
+            continue  # never imported: it read nothing of it
+        meaning = meaning_sha256(f, memo)
+        split = function_keys(f) if heard is not None and real in heard else None
+        if split is None:
+            out[rel_to_root(f, root)] = {"meaning": meaning}
+            continue
+        ran = sorted({split.unit_at(line) for line in heard[real]} - {None})
+        out[rel_to_root(f, root)] = {"meaning": meaning, "skeleton": split.skeleton,
+                                     "units": {u: split.units[u] for u in ran}}
+    return out
+
+
+def holds(record: dict[str, dict], files: list[Path], root: Path, memo: Path | None) -> bool:
+    """Whether what a collection read of the harness (`recorded`) is as it was, the harness now being `files`."""
+    now = {rel_to_root(f, root): f for f in files}
+    for name, was in record.items():
+        f = now.get(name)
+        if f is None:
+            return False
+        if meaning_sha256(f, memo) == was.get("meaning"):
+            continue
+        if "skeleton" not in was:
+            return False
+        split = function_keys(f)
+        if split is None or split.skeleton != was["skeleton"]:
+            return False
+        if any(split.units.get(unit) != key for unit, key in was["units"].items()):
+            return False
+    return True
