@@ -10,8 +10,8 @@ for each harness file,
 
   - imported with its markers: the meaning of the file, its skeleton and the units its collection called
     (function_meaning.py); an edit of a function it never called keeps the index;
-  - imported before the child listened (its plugin's own modules), or when nothing heard can be trusted:
-    the meaning of the whole file;
+  - imported before the child listened (its plugin's own modules), installed, or any file when nothing
+    heard can be trusted (the collection started a process: calls_so_far.py): the meaning of the whole file;
   - never imported: nothing. Such a file can change a collection only through a file that was
     imported (an import added, a name it reads), and that file's record moves.
 
@@ -30,11 +30,11 @@ from fidelity.perturb.machine_neutral import installation_prefixes
 from fidelity.source_meaning import meaning_sha256
 
 
-
 def recorded(files: list[Path], collect_calls: dict | None, root: Path, memo: Path | None) -> dict[str, dict]:
     """{name: what the collection read of it} for the harness `files` (module doc); `collect_calls`: the
-    child's calls_so_far.COLLECT_FIELD, None when it heard nothing (every file then counts whole; an installed
-    file, never marked nor named as imported, always does)."""
+    child's calls_so_far.COLLECT_FIELD, None (or its "heard" None: it started a process that may have run
+    any of them) when what it heard cannot be trusted: every file then counts whole, as an installed file,
+    never marked nor named as imported, always does."""
     imported = None if collect_calls is None else {os.path.realpath(f) for f in collect_calls.get("imported") or ()}
     installed = installation_prefixes()  # never marked, never named as imported: counted whole
     heard = None if collect_calls is None or collect_calls.get("heard") is None else {
@@ -42,8 +42,8 @@ def recorded(files: list[Path], collect_calls: dict | None, root: Path, memo: Pa
     out: dict[str, dict] = {}
     for f in files:
         real = os.path.realpath(f)
-        if imported is not None and real not in imported and not real.startswith(installed):
-            continue  # never imported: it read nothing of it
+        if heard is not None and real not in imported and not real.startswith(installed):
+            continue  # never imported (and no other process it started could have): it read nothing of it
         meaning = meaning_sha256(f, memo)
         split = function_keys(f) if heard is not None and real in heard else None
         if split is None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from fidelity.perturb import gate_index, index_reads, launch
 
 from .conftest import TEST_PATHS, make_toy_repo
@@ -65,11 +67,14 @@ def test_an_edit_of_what_the_collection_ran_collects_again(tmp_path):
         assert not index_reads.holds(record, [f for f in files if f.exists()], tmp_path, None)
 
 
-def test_a_collection_that_heard_nothing_counts_every_harness_file_whole(tmp_path):
+@pytest.mark.parametrize("heard", ["nothing", "untrusted"])
+def test_a_collection_whose_calls_were_not_heard_counts_every_harness_file_whole(tmp_path, heard):
+    """Untrusted: it started a process, which may have imported any of them (calls_so_far.py)."""
     files = _files(tmp_path)
-    record = index_reads.recorded(files, None, tmp_path, None)
+    calls = None if heard == "nothing" else {"imported": [str(files[0])], "heard": None}
+    record = index_reads.recorded(files, calls, tmp_path, None)
     assert set(record) == {"adapter.py", "plugin.py", "unread.py"} and all(set(r) == {"meaning"} for r in record.values())
-    (tmp_path / "adapter.py").write_text(ADAPTER.replace("return x", "return x * 1"))
+    (tmp_path / "unread.py").write_text("def report():\n    return 3\n")
     assert not index_reads.holds(record, files, tmp_path, None)
 
 
