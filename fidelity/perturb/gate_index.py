@@ -199,6 +199,7 @@ def collect(
                 return GateIndex(key, data["items"])
         except (ValueError, KeyError, TypeError, AttributeError):
             pass
+    before = index_reads.read_before(harness)  # what the record is made of: the files as the collection starts
     with tempfile.TemporaryDirectory(prefix="fidelity-collect-", dir=workdir) as tmp:
         job = {"mode": "collect", "args": list(test_paths), "rootdir": str(root), "patch": None,
                "env": dict(environment or {}), "hear_calls": True}
@@ -212,6 +213,6 @@ def collect(
         raise GateCollectionError(f"the gate suite has collection errors:\n{msgs}")
     index = GateIndex(key, child.results.get("collected", []))
     if cache is not None:
-        read = index_reads.recorded(harness, child.results.get(COLLECT_FIELD), root, memo)
+        read = index_reads.recorded(before, child.results.get(COLLECT_FIELD), root, memo)
         jsonio.write_machine_json(cache, {**index.to_json(), "harness": read})
     return index

@@ -17,7 +17,9 @@ for each harness file,
 
 The index is read back while every recorded file holds: the same meaning, or, where its units were
 heard, the same skeleton and the same bodies of the units it called. Files are named as the key names
-them (inside the project by their relative path, so a moved checkout keeps its index).
+them (inside the project by their relative path, so a moved checkout keeps its index). The record is
+made of the files' bytes read before the collection started (`read_before`), as the key is: a file
+edited while the child collects is seen as changed by the next lookup.
 """
 from __future__ import annotations
 
@@ -25,13 +27,26 @@ import os
 from pathlib import Path
 
 from fidelity.evidence.paths import rel_to_root
-from fidelity.function_meaning import function_keys
+from fidelity.function_meaning import function_keys, function_keys_of
 from fidelity.perturb.machine_neutral import installation_prefixes
-from fidelity.source_meaning import meaning_sha256
+from fidelity.source_meaning import meaning_sha256, meaning_sha256_of
 
 
-def recorded(files: list[Path], collect_calls: dict | None, root: Path, memo: Path | None) -> dict[str, dict]:
-    """{name: what the collection read of it} for the harness `files` (module doc); `collect_calls`: the
+def read_before(files: list[Path]) -> dict[Path, bytes | None]:
+    """The bytes of each of `files` now, before the collection (None: unreadable)."""
+    out: dict[Path, bytes | None] = {}
+    for f in files:
+        try:
+            out[f] = f.read_bytes()
+        except OSError:
+            out[f] = None
+    return out
+
+
+def recorded(before: dict[Path, bytes | None], collect_calls: dict | None, root: Path,
+             memo: Path | None) -> dict[str, dict]:
+    """{name: what the collection read of it} for the harness files read in `before` (module doc), made of
+    those bytes; `collect_calls`: the
     child's calls_so_far.COLLECT_FIELD, None (or its "heard" None: it started a process that may have run
     any of them) when what it heard cannot be trusted: every file then counts whole, as an installed file,
     never marked nor named as imported, always does."""
@@ -40,12 +55,12 @@ def recorded(files: list[Path], collect_calls: dict | None, root: Path, memo: Pa
     heard = None if collect_calls is None or collect_calls.get("heard") is None else {
         os.path.realpath(f): lines for f, lines in collect_calls["heard"].items()}
     out: dict[str, dict] = {}
-    for f in files:
+    for f, data in before.items():
         real = os.path.realpath(f)
         if heard is not None and real not in imported and not real.startswith(installed):
             continue  # never imported (and no other process it started could have): it read nothing of it
-        meaning = meaning_sha256(f, memo)
-        split = function_keys(f) if heard is not None and real in heard else None
+        meaning = None if data is None else meaning_sha256_of(data, f.suffix, memo)
+        split = function_keys_of(data) if data is not None and heard is not None and real in heard else None
         if split is None:
             out[rel_to_root(f, root)] = {"meaning": meaning}
             continue

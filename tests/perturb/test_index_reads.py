@@ -36,7 +36,7 @@ def _recorded(tmp_path):
     files = _files(tmp_path)
     adapter, plugin, _ = (str(f) for f in files)
     calls = {"imported": [adapter, plugin], "heard": {adapter: [5]}}  # line 5: declared's def
-    return files, index_reads.recorded(files, calls, tmp_path, None)
+    return files, index_reads.recorded(index_reads.read_before(files), calls, tmp_path, None)
 
 
 def test_what_the_collection_ran_is_recorded_by_function_and_what_it_never_imported_not_at_all(tmp_path):
@@ -67,12 +67,22 @@ def test_an_edit_of_what_the_collection_ran_collects_again(tmp_path):
         assert not index_reads.holds(record, [f for f in files if f.exists()], tmp_path, None)
 
 
+def test_the_record_is_of_the_files_as_the_collection_started(tmp_path):
+    """A file edited while the child collects is changed for the next lookup: the index collected again."""
+    files = _files(tmp_path)
+    adapter, plugin, _ = (str(f) for f in files)
+    before = index_reads.read_before(files)
+    (tmp_path / "adapter.py").write_text(ADAPTER.replace('("depth_attention",)', '("hc_stack",)'))  # meanwhile
+    record = index_reads.recorded(before, {"imported": [adapter, plugin], "heard": {adapter: [5]}}, tmp_path, None)
+    assert not index_reads.holds(record, files, tmp_path, None)
+
+
 @pytest.mark.parametrize("heard", ["nothing", "untrusted"])
 def test_a_collection_whose_calls_were_not_heard_counts_every_harness_file_whole(tmp_path, heard):
     """Untrusted: it started a process, which may have imported any of them (calls_so_far.py)."""
     files = _files(tmp_path)
     calls = None if heard == "nothing" else {"imported": [str(files[0])], "heard": None}
-    record = index_reads.recorded(files, calls, tmp_path, None)
+    record = index_reads.recorded(index_reads.read_before(files), calls, tmp_path, None)
     assert set(record) == {"adapter.py", "plugin.py", "unread.py"} and all(set(r) == {"meaning"} for r in record.values())
     (tmp_path / "unread.py").write_text("def report():\n    return 3\n")
     assert not index_reads.holds(record, files, tmp_path, None)
