@@ -51,6 +51,17 @@ class FunctionKeys:
                 return name
         return None
 
+    def called(self, def_lines) -> dict:
+        """What a result whose process called the units at `def_lines` (calls_so_far.py) depends on in this file:
+        {"skeleton": key, "units": {unit: body key}} (module doc)."""
+        ran = sorted({self.unit_at(line) for line in def_lines} - {None})
+        return {"skeleton": self.skeleton, "units": {u: self.units[u] for u in ran}}
+
+    def keeps(self, recorded: dict) -> bool:
+        """Whether this file, as it is now, holds what `called` recorded: the same skeleton and the same bodies."""
+        return (self.skeleton == recorded.get("skeleton")
+                and all(self.units.get(unit) == key for unit, key in recorded.get("units", {}).items()))
+
 
 def function_keys(path: str | Path) -> FunctionKeys | None:
     """The skeleton and unit keys of the Python file at `path`; None when it is missing or does not parse."""

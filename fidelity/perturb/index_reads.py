@@ -46,14 +46,14 @@ def read_before(files: list[Path]) -> dict[Path, bytes | None]:
 def recorded(before: dict[Path, bytes | None], collect_calls: dict | None, root: Path,
              memo: Path | None) -> dict[str, dict]:
     """{name: what the collection read of it} for the harness files read in `before` (module doc), made of
-    those bytes; `collect_calls`: the
-    child's calls_so_far.COLLECT_FIELD, None (or its "heard" None: it started a process that may have run
-    any of them) when what it heard cannot be trusted: every file then counts whole, as an installed file,
-    never marked nor named as imported, always does."""
-    imported = None if collect_calls is None else {os.path.realpath(f) for f in collect_calls.get("imported") or ()}
-    installed = installation_prefixes()  # never marked, never named as imported: counted whole
-    heard = None if collect_calls is None or collect_calls.get("heard") is None else {
-        os.path.realpath(f): lines for f, lines in collect_calls["heard"].items()}
+    those bytes; `collect_calls`: the child's calls_so_far.COLLECT_FIELD, None (or its "heard" None: it
+    started a process that may have run any of them) when what it heard cannot be trusted: every file then
+    counts whole, as an installed file, never marked nor named as imported, always does."""
+    heard = imported = None
+    if collect_calls is not None and collect_calls.get("heard") is not None:
+        heard = {os.path.realpath(f): lines for f, lines in collect_calls["heard"].items()}
+        imported = {os.path.realpath(f) for f in collect_calls.get("imported") or ()}
+    installed = installation_prefixes()
     out: dict[str, dict] = {}
     for f, data in before.items():
         real = os.path.realpath(f)
@@ -61,12 +61,7 @@ def recorded(before: dict[Path, bytes | None], collect_calls: dict | None, root:
             continue  # never imported (and no other process it started could have): it read nothing of it
         meaning = None if data is None else meaning_sha256_of(data, f.suffix, memo)
         split = function_keys_of(data) if data is not None and heard is not None and real in heard else None
-        if split is None:
-            out[rel_to_root(f, root)] = {"meaning": meaning}
-            continue
-        ran = sorted({split.unit_at(line) for line in heard[real]} - {None})
-        out[rel_to_root(f, root)] = {"meaning": meaning, "skeleton": split.skeleton,
-                                     "units": {u: split.units[u] for u in ran}}
+        out[rel_to_root(f, root)] = {"meaning": meaning, **(split.called(heard[real]) if split else {})}
     return out
 
 
@@ -79,11 +74,7 @@ def holds(record: dict[str, dict], files: list[Path], root: Path, memo: Path | N
             return False
         if meaning_sha256(f, memo) == was.get("meaning"):
             continue
-        if "skeleton" not in was:
-            return False
-        split = function_keys(f)
-        if split is None or split.skeleton != was["skeleton"]:
-            return False
-        if any(split.units.get(unit) != key for unit, key in was["units"].items()):
+        split = function_keys(f) if "skeleton" in was else None  # else: read whole, and its meaning moved
+        if split is None or not split.keeps(was):
             return False
     return True

@@ -63,8 +63,7 @@ class TargetsNow:
             if heard is None or split is None or path is None or _real(path) not in heard:
                 kept[module] = {"whole": self.inputs.target_meaning(module)}
                 continue
-            ran = {split.unit_at(line) for line in heard[_real(path)]} - {None}
-            kept[module] = {"skeleton": split.skeleton, "units": {u: split.units[u] for u in sorted(ran)}}
+            kept[module] = split.called(heard[_real(path)])
         return kept
 
     def merged(self, recorded: dict[str, dict], earlier: dict[str, dict], every_module: bool = False) -> dict[str, dict]:
@@ -92,9 +91,7 @@ class TargetsNow:
                     return False
                 continue
             split = self._function_keys(module)
-            if split is None or split.skeleton != was.get("skeleton"):
-                return False
-            if any(split.units.get(unit) != key for unit, key in was.get("units", {}).items()):
+            if split is None or not split.keeps(was):
                 return False
         return True
 
