@@ -76,9 +76,11 @@ class GateSuiteRun:
 
     def __init__(self, here: project.Project | None = None, extra_args: tuple[str, ...] = (),
                  env: dict | None = None, jobs: int | None = None, keep: set[str] | None = None,
-                 files: list[Path] | None = None, warm: "warm_pytest.WarmPytest | None" = None):
+                 files: list[Path] | None = None, warm: "warm_pytest.WarmPytest | None" = None,
+                 read_back: set[str] | None = None):
         """`keep`: run only these instances (None: all; empty: none, and no process starts);
-        `files`: only these gate files (None: the whole suite); `warm`: as run_gate_suite's."""
+        `files`: only these gate files (None: the whole suite); `warm`: as run_gate_suite's; `read_back`:
+        run every instance collected but these (the results then hold `suite_order`, recorder.py)."""
         here = here or project.current()
         self.workers = gate_workers(here, jobs, files)
         self._tmp = tempfile.TemporaryDirectory(prefix="fidelity-check-")
@@ -92,6 +94,10 @@ class GateSuiteRun:
             keep_file = Path(self._tmp.name) / "keep.json"
             keep_file.write_text(json.dumps(sorted(keep)), encoding="utf-8")
             extra_args = (*extra_args, "--fidelity-keep", str(keep_file))
+        if read_back is not None:
+            read_back_file = Path(self._tmp.name) / "read-back.json"
+            read_back_file.write_text(json.dumps(sorted(read_back)), encoding="utf-8")
+            extra_args = (*extra_args, "--fidelity-read-back", str(read_back_file))
         paths = [here.relative(here.gates)] if files is None else [here.relative(f) for f in files]
         # a file that does not collect is reported (collect_errors) and the files that do still run, whatever
         # the number of processes: pytest alone would stop the whole run on it
@@ -284,7 +290,12 @@ def summarise(items: list[dict]) -> list[dict]:
 
 class CheckGates:
     """The check's gate suite under way; with `--changed`, only the instances whose inputs changed
-    since the kept gate run (kept_gate_run.py) run, and the others' results are read from it."""
+    since the kept gate run (kept_gate_run.py) run, and the others' results are read from it.
+
+    Which instances exist comes from the gate index when it is current; when it is not (a gate file or the
+    harness edited where the collection runs it), the kept instances are keyed from the kept run's own items
+    and the run collects the suite itself, running every instance but those read back: collecting the index
+    first, in a process of its own, cost 3.5-4.5 s before the run, which collects it again anyway."""
 
     def __init__(self, args):
         self.here = project.current()
@@ -293,20 +304,27 @@ class CheckGates:
         self.kept: dict[str, dict] = {}
         self.kept_run = kept_gate_run.KeptGateRun(self.here.root)
         self.note = None
-        keep = None
+        self.collected_by_the_run = False  # the index was not current: the run says which instances exist
+        keep = read_back = None
         if self.changed:
             try:
-                self.keys = kept_gate_run.instance_keys(self.here)
+                self.keys = kept_gate_run.kept_index_keys(self.here)
             except GateCollectionError as exc:  # the run itself reports what does not collect
-                self.note = f"--changed: the gate suite did not collect ({str(exc).splitlines()[0]}): every instance runs"
+                self.note = f"--changed: the gate suite cannot be collected ({str(exc).splitlines()[0]}): every instance runs"
             else:
+                if self.keys is None:
+                    self.collected_by_the_run = True
+                    self.keys = self.kept_run.keys_now(self.here)
                 self.kept = self.kept_run.unchanged(self.keys)
-                keep = set(self.keys) - set(self.kept)
+                if self.collected_by_the_run:
+                    read_back = set(self.kept)
+                else:
+                    keep = set(self.keys) - set(self.kept)
                 self.keys.targets.split_now()  # the files the run's calls are placed in
         # every check hears each instance's calls into its targets, so the next edit to a function no call reached
         # keeps its result (kept_gate_run.py); the markers that hear them cost a whole run nothing measurable
         self.suite = GateSuiteRun(self.here, extra_args=("--fidelity-trace-calls",), jobs=getattr(args, "jobs", None),
-                                  keep=keep)
+                                  keep=keep, read_back=read_back)
 
     def __enter__(self) -> "CheckGates":
         return self
@@ -318,18 +336,27 @@ class CheckGates:
         """The run's results, the kept ones merged in (suite order); a complete run is kept."""
         if self.note:
             say(f"gates     {self.note}")
+        elif self.collected_by_the_run:
+            say(f"gates     --changed: {len(self.kept)} instances read from the last gate run of the same inputs; "
+                f"the gate index is out of date, so the run collects the suite and runs every other instance")
         elif self.changed:
             say(f"gates     --changed: {len(self.keys) - len(self.kept)} of {len(self.keys)} instances run (inputs "
                 f"changed, or not in the kept gate run); {len(self.kept)} read from the last gate run of the same inputs")
         data = self.suite.wait(progress)
+        if self.collected_by_the_run and data["returncode"] == 5 and data.get("suite_order") and not data["items"]:
+            data["returncode"] = 0  # pytest's "no tests ran": it collected them all, and every one was read back
         traced, data["items"] = data["items"], [kept_gate_run.without_trace(it) for it in data["items"]]
+        read = []  # the kept results that stand for instances of this run, in suite order
         if self.kept:
             ran = {it["nodeid"]: it for it in data["items"]}
-            data["items"] = [ran.get(n) or self.kept[n] for n in self.keys if n in ran or n in self.kept]
-            data["kept_instances"] = len(self.kept)
+            order = data.get("suite_order", []) if self.collected_by_the_run else self.keys
+            read = [n for n in order if n in self.kept and n not in ran]
+            data["items"] = [ran.get(n) or self.kept[n] for n in order if n in ran or n in self.kept]
+            data["kept_instances"] = len(read)
         if data.get("returncode") in (0, 1) and not data.get("collect_errors"):
-            keys = self.keys if self.keys is not None else kept_gate_run.keys_of(self.here, data["items"])
-            self.kept_run.save(keys, traced, read_back=self.kept, by_file=self.suite.workers > 1)
+            keys = (self.keys if self.keys is not None and not self.collected_by_the_run
+                    else kept_gate_run.keys_of(self.here, data["items"]))
+            self.kept_run.save(keys, traced, read_back=read, by_file=self.suite.workers > 1)
         return data
 
 

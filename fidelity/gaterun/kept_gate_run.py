@@ -32,11 +32,11 @@ FILE_NAME = "check-gate-run.json"
 SCHEMA = "fidelity.check-gate-run/2"  # 2: targets kept by function
 
 
-def instance_keys(here: project.Project) -> "InstanceKeys":
-    """Each gate instance of `here`'s suite (collected, or read from the cached gate index) and its
-    inputs now. Raises GateCollectionError when the suite does not collect."""
-    index = gate_index.collect([here.relative(here.gates)], repo_root=here.root, cache_dir=cache.cache_dir(here.root))
-    return keys_of(here, index.items)
+def kept_index_keys(here: project.Project) -> "InstanceKeys | None":
+    """Each gate instance of `here`'s suite, read from the cached gate index, and its inputs now; None when
+    that index is not current (nothing is collected here)."""
+    index = gate_index.kept([here.relative(here.gates)], repo_root=here.root, cache_dir=cache.cache_dir(here.root))
+    return None if index is None else keys_of(here, index.items)
 
 
 def keys_of(here: project.Project, items: list[dict]) -> "InstanceKeys":
@@ -80,6 +80,10 @@ class KeptGateRun:
     def __init__(self, root: str | os.PathLike):
         self.path = Path(cache.cache_dir(root)) / FILE_NAME
         self.entries: dict[str, dict] = _read(self.path)
+
+    def keys_now(self, here: project.Project) -> InstanceKeys:
+        """The inputs now of the instances this run kept (their items name what a key is made of)."""
+        return keys_of(here, [e["item"] for e in self.entries.values()])
 
     def unchanged(self, keys: InstanceKeys) -> dict[str, dict]:
         """node id -> its kept item, for each instance whose inputs now are those it was kept under."""

@@ -181,38 +181,59 @@ def collect(
     """The gate index for `test_paths` (paths relative to repo_root: dirs or files), collected
     with `environment` over os.environ (a None value unsets). One cache file per subject
     setting, so our run and a third-party package's do not evict each other."""
-    root = Path(repo_root).resolve()
-    missing = [t for t in test_paths if not (root / t.split("::", 1)[0]).exists()]
-    if missing:
-        raise GateCollectionError(f"test paths not found under {root}: {missing}")
-    env = launch.with_overrides(launch.child_env(str(root), pythonpath), environment)
-    key = index_key(test_paths, root, env)
-    name = ("gate_index.json" if not any(env.get(v) for v in SUBJECT_VARIABLES)
-            else f"gate_index-{hashlib.sha256(subject_setting(env).encode()).hexdigest()[:12]}.json")
-    cache = Path(cache_dir) / name if cache_dir is not None else None
-    harness, memo = harness_files(root, env), memo_of(root)
-    if cache is not None and cache.exists():
-        try:
-            data = json.loads(cache.read_text(encoding="utf-8"))
-            if (data.get("format") == INDEX_FORMAT and data.get("key") == key
-                    and index_reads.holds(data["harness"], harness, root, memo)):
-                return GateIndex(key, data["items"])
-        except (ValueError, KeyError, TypeError, AttributeError):
-            pass
-    before = index_reads.read_before(harness)  # what the record is made of: the files as the collection starts
+    place = _Place(test_paths, repo_root, cache_dir, pythonpath, environment)
+    index = place.kept()
+    if index is not None:
+        return index
+    before = index_reads.read_before(place.harness)  # what the record is made of: the files as the collection starts
     with tempfile.TemporaryDirectory(prefix="fidelity-collect-", dir=workdir) as tmp:
-        job = {"mode": "collect", "args": list(test_paths), "rootdir": str(root), "patch": None,
+        job = {"mode": "collect", "args": list(test_paths), "rootdir": str(place.root), "patch": None,
                "env": dict(environment or {}), "hear_calls": True}
-        child = launch.run_child(job, workdir=tmp, label="collect", cwd=str(root),
-                                 env=env, timeout_s=timeout_s,
+        child = launch.run_child(job, workdir=tmp, label="collect", cwd=str(place.root),
+                                 env=place.env, timeout_s=timeout_s,
                                  zygote=zygote.get() if zygote is not None else None)
     if child.status != "ok":
         raise GateCollectionError(f"collecting the gates failed: {child.status_text}\n{child.output_tail}")
     if child.collect_errors:
         msgs = "\n".join(f"- {e['nodeid']}: {e['exc_type']}\n{e['message'][-1500:]}" for e in child.collect_errors)
         raise GateCollectionError(f"the gate suite has collection errors:\n{msgs}")
-    index = GateIndex(key, child.results.get("collected", []))
-    if cache is not None:
-        read = index_reads.recorded(before, child.results.get(COLLECT_FIELD), root, memo)
-        jsonio.write_machine_json(cache, {**index.to_json(), "harness": read})
+    index = GateIndex(place.key, child.results.get("collected", []))
+    if place.cache is not None:
+        read = index_reads.recorded(before, child.results.get(COLLECT_FIELD), place.root, place.memo)
+        jsonio.write_machine_json(place.cache, {**index.to_json(), "harness": read})
     return index
+
+
+def kept(test_paths: list[str], *, repo_root: str | os.PathLike, cache_dir: str | os.PathLike,
+         environment: dict[str, str | None] | None = None) -> GateIndex | None:
+    """The cached gate index for `test_paths` when it is current (what `collect` would return without
+    collecting), else None: nothing is collected (a caller whose own run collects the suite anyway)."""
+    return _Place(test_paths, repo_root, cache_dir, (), environment).kept()
+
+
+class _Place:
+    """Where the index of `test_paths` under an environment is cached, and the key it must hold now."""
+
+    def __init__(self, test_paths, repo_root, cache_dir, pythonpath, environment):
+        self.root = Path(repo_root).resolve()
+        missing = [t for t in test_paths if not (self.root / t.split("::", 1)[0]).exists()]
+        if missing:
+            raise GateCollectionError(f"test paths not found under {self.root}: {missing}")
+        self.env = launch.with_overrides(launch.child_env(str(self.root), pythonpath), environment)
+        self.key = index_key(test_paths, self.root, self.env)
+        name = ("gate_index.json" if not any(self.env.get(v) for v in SUBJECT_VARIABLES)
+                else f"gate_index-{hashlib.sha256(subject_setting(self.env).encode()).hexdigest()[:12]}.json")
+        self.cache = Path(cache_dir) / name if cache_dir is not None else None
+        self.harness, self.memo = harness_files(self.root, self.env), memo_of(self.root)
+
+    def kept(self) -> GateIndex | None:
+        if self.cache is None or not self.cache.exists():
+            return None
+        try:
+            data = json.loads(self.cache.read_text(encoding="utf-8"))
+            if (data.get("format") == INDEX_FORMAT and data.get("key") == self.key
+                    and index_reads.holds(data["harness"], self.harness, self.root, self.memo)):
+                return GateIndex(self.key, data["items"])
+        except (ValueError, KeyError, TypeError, AttributeError):
+            pass
+        return None

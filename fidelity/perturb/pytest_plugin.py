@@ -71,6 +71,9 @@ def pytest_addoption(parser):
     group.addoption("--fidelity-subject-file", action="append", default=[], help="the patched subject's source file")
     group.addoption("--fidelity-keep", default=None,
                     help="a JSON list of node ids: every other collected test is deselected (run mode)")
+    group.addoption("--fidelity-read-back", default=None,
+                    help="a JSON list of node ids whose results the caller reads back from a kept run: each is "
+                         "deselected, and the results name every node id collected, in order (run mode)")
     group.addoption("--fidelity-stop-gate-when-red", action="store_true", default=False,
                     help="run a gate's instances in node-id order and skip the rest once one fails by assertion")
     group.addoption("--fidelity-trace-lines", action="append", default=[], metavar="FILE",
@@ -121,6 +124,7 @@ def pytest_configure(config):
         subjects += [p for p in os.environ[SUBJECT_ENV].split(os.pathsep) if p]
     recorder = Recorder(mode, results, fixtures, subjects, rootdir=str(config.rootpath),
                         keep=_read_keep(config.getoption("--fidelity-keep")),
+                        read_back=_read_keep(config.getoption("--fidelity-read-back")),
                         stop_gate_when_red=config.getoption("--fidelity-stop-gate-when-red"),
                         stop_when_any_red=config.getoption("--fidelity-stop-when-any-red"),
                         trace_lines=config.getoption("--fidelity-trace-lines"), worker=worker,

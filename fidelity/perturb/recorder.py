@@ -55,7 +55,7 @@ def target_files(items, rootdir: str | None) -> list[str]:
 
 class Recorder(FixtureReads):
     def __init__(self, mode: str, results: str, fixtures: str | None, subject_files: list[str], rootdir: str | None = None,
-                 keep: set[str] | None = None, stop_gate_when_red: bool = False, stop_when_any_red: bool = False,
+                 keep: set[str] | None = None, read_back: set[str] | None = None, stop_gate_when_red: bool = False, stop_when_any_red: bool = False,
                  trace_lines: list[str] = (), worker: str | None = None, seed: bool = False,
                  calls: CallsSoFar | None = None):
         self.mode = mode
@@ -63,6 +63,8 @@ class Recorder(FixtureReads):
         self.worker = worker
         self._order: list[str] = []  # a worker's collection order: the merge restores a serial run's order
         self.keep = keep
+        self.read_back = read_back
+        self.suite_order: list[str] | None = None  # with read_back: every node id collected, the read-back ones too
         self.stop_gate_when_red = stop_gate_when_red or stop_when_any_red
         self.stop_when_any_red = stop_when_any_red
         self.trace_lines = [os.path.abspath(p) for p in trace_lines]
@@ -101,14 +103,19 @@ class Recorder(FixtureReads):
     @pytest.hookimpl(trylast=True)  # after the conftests have parametrised and marked the items
     def pytest_collection_modifyitems(self, session, config, items):
         """Run mode with a keep list: only the listed instances run (a perturbation runs just the
-        instances whose subject uses the patched module, not every parametrisation of the gate)."""
+        instances whose subject uses the patched module, not every parametrisation of the gate); with a
+        read-back list, the listed instances do not run (`check --changed` reads their kept results)."""
         if self.mode != "run":
             return
-        if self.keep is not None:
-            deselected = [it for it in items if it.nodeid not in self.keep]
-            if deselected:
-                items[:] = [it for it in items if it.nodeid in self.keep]
-                config.hook.pytest_deselected(items=deselected)
+        if self.read_back is not None:
+            self.suite_order = [it.nodeid for it in items]
+        running = [it for it in items if (self.keep is None or it.nodeid in self.keep)
+                   and (self.read_back is None or it.nodeid not in self.read_back)]
+        if len(running) < len(items):
+            runs = set(running)
+            deselected = [it for it in items if it not in runs]
+            items[:] = running
+            config.hook.pytest_deselected(items=deselected)
         if self.stop_gate_when_red:
             # node-id order: the first instance failing by assertion is then the one a full run
             # reports (outcomes.classify_gate takes the smallest node id), so the reading is the same
@@ -231,6 +238,8 @@ class Recorder(FixtureReads):
             extra[COLLECT_FIELD] = self.collect_calls
         if self.worker is not None:
             extra.update(worker=self.worker, order=self._order)
+        if self.suite_order is not None:
+            extra["suite_order"] = self.suite_order
         self.write_results(int(exitstatus), **extra)
 
     def write_results(self, exitstatus: int, **extra) -> None:
