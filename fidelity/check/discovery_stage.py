@@ -39,11 +39,12 @@ def contradicted_equivalence(full: str, why: explained.Explanation, killed_by: l
             f"difference?) or the entry (then remove it)")
 
 
-def run(cat, args, say) -> dict:
+def run(cat, args, say, index=None) -> dict:
+    """The stage's verdict; `index`: a callable giving the gate suite's index (records.HashesNow's)."""
     here = project.current()
     problems, notes, rows = [], [], []
     try:
-        recs = records.judged(here.reports, here.root, [here.relative(here.gates)])
+        recs = records.judged(here.reports, here.root, [here.relative(here.gates)], index=index)
         explanations = explained.from_catalogue(cat)
     except (records.CorruptRecord, explained.DuplicateExplanation) as exc:
         say(f"discovery RED  {exc}")

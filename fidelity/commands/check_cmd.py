@@ -108,8 +108,14 @@ def run(args) -> int:
             report["stages"].append(result)
         evidence = evidence_stage.judge_evidence(cat)  # the records judged; the gate rows come after
         discovery_said: list[tuple] = []  # said after the evidence stage, in the stages' order
-        discovery = discovery_stage.run(cat, args, lambda *said: discovery_said.append(said))
+        say_later = lambda *said: discovery_said.append(said)  # noqa: E731
+        # the discovery records are judged against the gate index: the cached one while it is current; else
+        # the one the gate run collects (after it), not one collected first in a process of its own
+        index = suite.current_index()
+        discovery = None if index is None else discovery_stage.run(cat, args, say_later, index=lambda: index)
         gates = gates_stage.run(cat, args, say, suite)
+        if discovery is None:
+            discovery = discovery_stage.run(cat, args, say_later, index=suite.index_of_run)
     report["gates"] = gates.pop("gates")
     report["stages"].append(gates)
     acceptance = evidence_stage.run(cat, args, say, gate_rows=report["gates"], evidence=evidence)

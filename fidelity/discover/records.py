@@ -104,7 +104,9 @@ class HashesNow:
     shares (the discovery code's key, the gate index, the files under the test paths) is read once, not
     once per record (check's discovery stage judged 9 records in 4.4 s, re-reading them each time)."""
 
-    def __init__(self, repo_root: Path, test_paths: list[str], environment: dict | None = None):
+    def __init__(self, repo_root: Path, test_paths: list[str], environment: dict | None = None, index=None):
+        """`index`: a callable giving the suite's gate index (a caller holding one, or whose own run collects the
+        suite: check's); by default the index is read from the cache or collected."""
         self.root = Path(repo_root).resolve()
         self.env = launch.with_overrides(dict(os.environ), environment)
         self.memo = memo_of(repo_root)
@@ -113,9 +115,9 @@ class HashesNow:
         self.discovery = discovery_code_sha256()
         self.files = gate_index.hashed_files(test_paths, self.root)
         try:
-            self.index, self.uncollectable = gate_index.collect(
+            self.index, self.uncollectable = (index() if index is not None else gate_index.collect(
                 test_paths, repo_root=self.root, cache_dir=gate_index.cache_dir(self.root),
-                environment=environment), None
+                environment=environment)), None
         except (GateCollectionError, OSError) as exc:  # a suite that cannot be collected: hash it all, read stale
             self.index, self.uncollectable = None, exc
 
@@ -226,10 +228,10 @@ def staleness(record: dict, now: dict) -> list[str]:
 
 
 def judged(reports_dir: str | os.PathLike, repo_root: Path, test_paths: list[str], subject: str | None = None,
-           environment: dict | None = None) -> list[tuple[dict, list[str]]]:
+           environment: dict | None = None, index=None) -> list[tuple[dict, list[str]]]:
     """Each record of `subject` (None: the project's own) with why it is stale (empty: it is current): what
-    check's discovery stage judges and `fidelity discover --stale` re-runs, from one rule."""
+    check's discovery stage judges and `fidelity discover --stale` re-runs, from one rule. `index`: as HashesNow's."""
     mine = [r for r in load_all(reports_dir) if (r.get("subject") or None) == subject]
-    now = HashesNow(repo_root, test_paths, environment) if mine else None
+    now = HashesNow(repo_root, test_paths, environment, index) if mine else None
     return [(r, staleness(r, now.of(r["module"]))) for r in mine]
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from fidelity import cache, project
 from fidelity.gaterun import forked_workers, kept_gate_run, warm_pytest
 from fidelity.gaterun.subject_gate_files import gate_files
+from fidelity.perturb import gate_index
 from fidelity.child_env import child_environment
 from fidelity.perturb.errors import GateCollectionError
 
@@ -303,24 +304,21 @@ class CheckGates:
         self.keys: kept_gate_run.InstanceKeys | None = None
         self.kept: dict[str, dict] = {}
         self.kept_run = kept_gate_run.KeptGateRun(self.here.root)
-        self.note = None
+        self._index: list = []  # [the cached gate index, None when not current], once looked up
+        self._data: dict | None = None  # the run's results, once `wait` has them
         self.collected_by_the_run = False  # the index was not current: the run says which instances exist
         keep = read_back = None
         if self.changed:
-            try:
-                self.keys = kept_gate_run.kept_index_keys(self.here)
-            except GateCollectionError as exc:  # the run itself reports what does not collect
-                self.note = f"--changed: the gate suite cannot be collected ({str(exc).splitlines()[0]}): every instance runs"
+            index = self.current_index()
+            self.collected_by_the_run = index is None
+            self.keys = (self.kept_run.keys_now(self.here) if index is None
+                         else kept_gate_run.keys_of(self.here, index.items))
+            self.kept = self.kept_run.unchanged(self.keys)
+            if self.collected_by_the_run:
+                read_back = set(self.kept)
             else:
-                if self.keys is None:
-                    self.collected_by_the_run = True
-                    self.keys = self.kept_run.keys_now(self.here)
-                self.kept = self.kept_run.unchanged(self.keys)
-                if self.collected_by_the_run:
-                    read_back = set(self.kept)
-                else:
-                    keep = set(self.keys) - set(self.kept)
-                self.keys.targets.split_now()  # the files the run's calls are placed in
+                keep = set(self.keys) - set(self.kept)
+            self.keys.targets.split_now()  # the files the run's calls are placed in
         # every check hears each instance's calls into its targets, so the next edit to a function no call reached
         # keeps its result (kept_gate_run.py); the markers that hear them cost a whole run nothing measurable
         self.suite = GateSuiteRun(self.here, extra_args=("--fidelity-trace-calls",), jobs=getattr(args, "jobs", None),
@@ -332,11 +330,29 @@ class CheckGates:
     def __exit__(self, *exc) -> None:
         self.suite.__exit__(*exc)
 
+    def current_index(self) -> gate_index.GateIndex | None:
+        """The cached gate index of the suite when it is current, else None (nothing is collected)."""
+        if not self._index:
+            try:
+                index = gate_index.kept([self.here.relative(self.here.gates)], repo_root=self.here.root,
+                                        cache_dir=cache.cache_dir(self.here.root))
+            except GateCollectionError:  # no gate folder: the run reports it
+                index = None
+            self._index.append(index)
+        return self._index[0]
+
+    def index_of_run(self) -> gate_index.GateIndex:
+        """The instances the run collected, as a gate index (after `wait`): what a stage that would otherwise
+        collect the suite itself reads. Raises GateCollectionError when some gate file did not collect."""
+        if self._data.get("collect_errors") or self._data.get("returncode") not in (0, 1):
+            raise GateCollectionError(f"the gate run did not collect every gate file or did not end (exit "
+                                      f"{self._data.get('returncode')}): it names no complete suite")
+        return gate_index.GateIndex(key="", items=[{**it, "file": it["nodeid"].split("::", 1)[0]}
+                                                   for it in self._data["items"]])
+
     def wait(self, say, progress=None) -> dict:
         """The run's results, the kept ones merged in (suite order); a complete run is kept."""
-        if self.note:
-            say(f"gates     {self.note}")
-        elif self.collected_by_the_run:
+        if self.collected_by_the_run:
             say(f"gates     --changed: {len(self.kept)} instances read from the last gate run of the same inputs; "
                 f"the gate index is out of date, so the run collects the suite and runs every other instance")
         elif self.changed:
@@ -357,6 +373,7 @@ class CheckGates:
             keys = (self.keys if self.keys is not None and not self.collected_by_the_run
                     else kept_gate_run.keys_of(self.here, data["items"]))
             self.kept_run.save(keys, traced, read_back=read, by_file=self.suite.workers > 1)
+        self._data = data
         return data
 
 

@@ -32,13 +32,6 @@ FILE_NAME = "check-gate-run.json"
 SCHEMA = "fidelity.check-gate-run/2"  # 2: targets kept by function
 
 
-def kept_index_keys(here: project.Project) -> "InstanceKeys | None":
-    """Each gate instance of `here`'s suite, read from the cached gate index, and its inputs now; None when
-    that index is not current (nothing is collected here)."""
-    index = gate_index.kept([here.relative(here.gates)], repo_root=here.root, cache_dir=cache.cache_dir(here.root))
-    return None if index is None else keys_of(here, index.items)
-
-
 def keys_of(here: project.Project, items: list[dict]) -> "InstanceKeys":
     """The inputs of each of `items` (the whole suite's: collected ones, or a complete run's, which
     name their targets too) as they are now."""
