@@ -19,3 +19,12 @@ def init_project(scratch: Path, name: str = "mypaper") -> Path:
     made = fidelity("init", name, cwd=scratch)
     assert made.returncode == 0, made.stderr[-2000:]
     return scratch / name
+
+
+# Added to a gate file: each process that collects the file imports it once (a fork of the gate run after its
+# collection does not), writing a line to collections.log at the project's root: how often a command collected it.
+COUNTS_ITS_COLLECTIONS = '''
+import os
+with open(os.path.join(os.path.dirname(__file__), "..", "..", "collections.log"), "a") as _log:
+    _log.write("collected\\n")
+'''

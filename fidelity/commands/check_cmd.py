@@ -111,7 +111,7 @@ def run(args) -> int:
         say_later = lambda *said: discovery_said.append(said)  # noqa: E731
         # the discovery records are judged against the gate index: the cached one while it is current; else
         # the one the gate run collects (after it), not one collected first in a process of its own
-        index = suite.current_index()
+        index = suite.index
         discovery = None if index is None else discovery_stage.run(cat, args, say_later, index=lambda: index)
         gates = gates_stage.run(cat, args, say, suite)
         if discovery is None:

@@ -81,7 +81,7 @@ class GateSuiteRun:
                  read_back: set[str] | None = None):
         """`keep`: run only these instances (None: all; empty: none, and no process starts);
         `files`: only these gate files (None: the whole suite); `warm`: as run_gate_suite's; `read_back`:
-        run every instance collected but these (the results then hold `suite_order`, recorder.py)."""
+        run every instance collected but these."""
         here = here or project.current()
         self.workers = gate_workers(here, jobs, files)
         self._tmp = tempfile.TemporaryDirectory(prefix="fidelity-check-")
@@ -304,15 +304,22 @@ class CheckGates:
         self.keys: kept_gate_run.InstanceKeys | None = None
         self.kept: dict[str, dict] = {}
         self.kept_run = kept_gate_run.KeptGateRun(self.here.root)
-        self._index: list = []  # [the cached gate index, None when not current], once looked up
-        self._data: dict | None = None  # the run's results, once `wait` has them
+        try:
+            cached = gate_index.Cached([self.here.relative(self.here.gates)], repo_root=self.here.root,
+                                       cache_dir=cache.cache_dir(self.here.root))
+        except GateCollectionError:  # no gate folder: the run reports it
+            cached = None
+        # the gate index, when the cached one is current: else the run's collection is kept as the index
+        self.index = None if cached is None else cached.kept()
+        self._collecting = None if cached is None or self.index is not None else cached.collected_elsewhere()
+        self._index_of_run: gate_index.GateIndex | None = None
+        self._not_kept = "the gate run has not ended"  # why there is no _index_of_run
         self.collected_by_the_run = False  # the index was not current: the run says which instances exist
         keep = read_back = None
         if self.changed:
-            index = self.current_index()
-            self.collected_by_the_run = index is None
-            self.keys = (self.kept_run.keys_now(self.here) if index is None
-                         else kept_gate_run.keys_of(self.here, index.items))
+            self.collected_by_the_run = self.index is None
+            self.keys = (self.kept_run.keys_now(self.here) if self.index is None
+                         else kept_gate_run.keys_of(self.here, self.index.items))
             self.kept = self.kept_run.unchanged(self.keys)
             if self.collected_by_the_run:
                 read_back = set(self.kept)
@@ -321,7 +328,8 @@ class CheckGates:
             self.keys.targets.split_now()  # the files the run's calls are placed in
         # every check hears each instance's calls into its targets, so the next edit to a function no call reached
         # keeps its result (kept_gate_run.py); the markers that hear them cost a whole run nothing measurable
-        self.suite = GateSuiteRun(self.here, extra_args=("--fidelity-trace-calls",), jobs=getattr(args, "jobs", None),
+        extra = ("--fidelity-trace-calls",) + (("--fidelity-index-too",) if self._collecting is not None else ())
+        self.suite = GateSuiteRun(self.here, extra_args=extra, jobs=getattr(args, "jobs", None),
                                   keep=keep, read_back=read_back)
 
     def __enter__(self) -> "CheckGates":
@@ -330,25 +338,13 @@ class CheckGates:
     def __exit__(self, *exc) -> None:
         self.suite.__exit__(*exc)
 
-    def current_index(self) -> gate_index.GateIndex | None:
-        """The cached gate index of the suite when it is current, else None (nothing is collected)."""
-        if not self._index:
-            try:
-                index = gate_index.kept([self.here.relative(self.here.gates)], repo_root=self.here.root,
-                                        cache_dir=cache.cache_dir(self.here.root))
-            except GateCollectionError:  # no gate folder: the run reports it
-                index = None
-            self._index.append(index)
-        return self._index[0]
-
     def index_of_run(self) -> gate_index.GateIndex:
-        """The instances the run collected, as a gate index (after `wait`): what a stage that would otherwise
-        collect the suite itself reads. Raises GateCollectionError when some gate file did not collect."""
-        if self._data.get("collect_errors") or self._data.get("returncode") not in (0, 1):
-            raise GateCollectionError(f"the gate run did not collect every gate file or did not end (exit "
-                                      f"{self._data.get('returncode')}): it names no complete suite")
-        return gate_index.GateIndex(key="", items=[{**it, "file": it["nodeid"].split("::", 1)[0]}
-                                                   for it in self._data["items"]])
+        """The gate index as the run collected and kept it (after `wait`, when the cached one was out of date):
+        what a stage that would otherwise collect the suite itself reads. Raises GateCollectionError when the run
+        did not collect every gate file."""
+        if self._index_of_run is None:
+            raise GateCollectionError(self._not_kept)
+        return self._index_of_run
 
     def wait(self, say, progress=None) -> dict:
         """The run's results, the kept ones merged in (suite order); a complete run is kept."""
@@ -359,13 +355,13 @@ class CheckGates:
             say(f"gates     --changed: {len(self.keys) - len(self.kept)} of {len(self.keys)} instances run (inputs "
                 f"changed, or not in the kept gate run); {len(self.kept)} read from the last gate run of the same inputs")
         data = self.suite.wait(progress)
-        if self.collected_by_the_run and data["returncode"] == 5 and data.get("suite_order") and not data["items"]:
+        if self.collected_by_the_run and data["returncode"] == 5 and data.get("collected") and not data["items"]:
             data["returncode"] = 0  # pytest's "no tests ran": it collected them all, and every one was read back
         traced, data["items"] = data["items"], [kept_gate_run.without_trace(it) for it in data["items"]]
         read = []  # the kept results that stand for instances of this run, in suite order
         if self.kept:
             ran = {it["nodeid"]: it for it in data["items"]}
-            order = data.get("suite_order", []) if self.collected_by_the_run else self.keys
+            order = [c["nodeid"] for c in data.get("collected", [])] if self.collected_by_the_run else self.keys
             read = [n for n in order if n in self.kept and n not in ran]
             data["items"] = [ran.get(n) or self.kept[n] for n in order if n in ran or n in self.kept]
             data["kept_instances"] = len(read)
@@ -373,7 +369,13 @@ class CheckGates:
             keys = (self.keys if self.keys is not None and not self.collected_by_the_run
                     else kept_gate_run.keys_of(self.here, data["items"]))
             self.kept_run.save(keys, traced, read_back=read, by_file=self.suite.workers > 1)
-        self._data = data
+        if self._collecting is not None:
+            try:
+                self._index_of_run = self._collecting.keep(data) if data.get("returncode") in (0, 1) else None
+            except GateCollectionError as exc:
+                self._not_kept = str(exc)
+            else:
+                self._not_kept = f"the gate run did not end (exit {data.get('returncode')})"
         return data
 
 

@@ -197,18 +197,37 @@ def collect(
     if child.collect_errors:
         msgs = "\n".join(f"- {e['nodeid']}: {e['exc_type']}\n{e['message'][-1500:]}" for e in child.collect_errors)
         raise GateCollectionError(f"the gate suite has collection errors:\n{msgs}")
-    index = GateIndex(place.key, child.results.get("collected", []))
-    if place.cache is not None:
-        read = index_reads.recorded(before, child.results.get(COLLECT_FIELD), place.root, place.memo)
-        jsonio.write_machine_json(place.cache, {**index.to_json(), "harness": read})
-    return index
+    return place.keep(before, child.results)
 
 
-def kept(test_paths: list[str], *, repo_root: str | os.PathLike, cache_dir: str | os.PathLike,
-         environment: dict[str, str | None] | None = None) -> GateIndex | None:
-    """The cached gate index for `test_paths` when it is current (what `collect` would return without
-    collecting), else None: nothing is collected (a caller whose own run collects the suite anyway)."""
-    return _Place(test_paths, repo_root, cache_dir, (), environment).kept()
+class Cached:
+    """The gate index of `test_paths` as the cache holds it: `kept` reads it back while it is current;
+    `collected_elsewhere` keeps the collection of a run that collects the suite anyway (check's gate run)."""
+
+    def __init__(self, test_paths: list[str], *, repo_root: str | os.PathLike, cache_dir: str | os.PathLike):
+        self._place = _Place(test_paths, repo_root, cache_dir, (), None)
+
+    def kept(self) -> GateIndex | None:
+        return self._place.kept()
+
+    def collected_elsewhere(self) -> "CollectedElsewhere":
+        """Called before that run starts: the record is made of the harness files as they are now."""
+        return CollectedElsewhere(self._place, index_reads.read_before(self._place.harness))
+
+
+@dataclass
+class CollectedElsewhere:
+    """A run's collection of the suite (the plugin's --fidelity-index-too, with --fidelity-trace-calls), to be kept
+    as `collect` keeps its own."""
+
+    _place: "_Place"
+    _before: dict
+
+    def keep(self, results: dict) -> GateIndex:
+        """The index the run's `results` hold, kept. Raises GateCollectionError when it did not collect every file."""
+        if results.get("collect_errors") or "collected" not in results:
+            raise GateCollectionError("the gate run did not collect every gate file")
+        return self._place.keep(self._before, results)
 
 
 class _Place:
@@ -225,6 +244,14 @@ class _Place:
                 else f"gate_index-{hashlib.sha256(subject_setting(self.env).encode()).hexdigest()[:12]}.json")
         self.cache = Path(cache_dir) / name if cache_dir is not None else None
         self.harness, self.memo = harness_files(self.root, self.env), memo_of(self.root)
+
+    def keep(self, before: dict, results: dict) -> GateIndex:
+        """The index a collection's `results` hold, kept beside what it read of the harness as it was `before`."""
+        index = GateIndex(self.key, results.get("collected", []))
+        if self.cache is not None:
+            read = index_reads.recorded(before, results.get(COLLECT_FIELD), self.root, self.memo)
+            jsonio.write_machine_json(self.cache, {**index.to_json(), "harness": read})
+        return index
 
     def kept(self) -> GateIndex | None:
         if self.cache is None or not self.cache.exists():

@@ -73,7 +73,10 @@ def pytest_addoption(parser):
                     help="a JSON list of node ids: every other collected test is deselected (run mode)")
     group.addoption("--fidelity-read-back", default=None,
                     help="a JSON list of node ids whose results the caller reads back from a kept run: each is "
-                         "deselected, and the results name every node id collected, in order (run mode)")
+                         "deselected (run mode; with --fidelity-index-too the results still list it as collected)")
+    group.addoption("--fidelity-index-too", action="store_true", default=False,
+                    help="record the collection as collect mode does too (every instance collected, and with "
+                         "--fidelity-trace-calls what it ran of the harness): the gate index, from a run (run mode)")
     group.addoption("--fidelity-stop-gate-when-red", action="store_true", default=False,
                     help="run a gate's instances in node-id order and skip the rest once one fails by assertion")
     group.addoption("--fidelity-trace-lines", action="append", default=[], metavar="FILE",
@@ -125,6 +128,7 @@ def pytest_configure(config):
     recorder = Recorder(mode, results, fixtures, subjects, rootdir=str(config.rootpath),
                         keep=_read_keep(config.getoption("--fidelity-keep")),
                         read_back=_read_keep(config.getoption("--fidelity-read-back")),
+                        index_too=config.getoption("--fidelity-index-too"),
                         stop_gate_when_red=config.getoption("--fidelity-stop-gate-when-red"),
                         stop_when_any_red=config.getoption("--fidelity-stop-when-any-red"),
                         trace_lines=config.getoption("--fidelity-trace-lines"), worker=worker,

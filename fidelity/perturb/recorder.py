@@ -55,7 +55,8 @@ def target_files(items, rootdir: str | None) -> list[str]:
 
 class Recorder(FixtureReads):
     def __init__(self, mode: str, results: str, fixtures: str | None, subject_files: list[str], rootdir: str | None = None,
-                 keep: set[str] | None = None, read_back: set[str] | None = None, stop_gate_when_red: bool = False, stop_when_any_red: bool = False,
+                 keep: set[str] | None = None, read_back: set[str] | None = None, index_too: bool = False,
+                 stop_gate_when_red: bool = False, stop_when_any_red: bool = False,
                  trace_lines: list[str] = (), worker: str | None = None, seed: bool = False,
                  calls: CallsSoFar | None = None):
         self.mode = mode
@@ -64,7 +65,7 @@ class Recorder(FixtureReads):
         self._order: list[str] = []  # a worker's collection order: the merge restores a serial run's order
         self.keep = keep
         self.read_back = read_back
-        self.suite_order: list[str] | None = None  # with read_back: every node id collected, the read-back ones too
+        self.index_too = index_too  # run mode: record the collection as collect mode does too (the gate index)
         self.stop_gate_when_red = stop_gate_when_red or stop_when_any_red
         self.stop_when_any_red = stop_when_any_red
         self.trace_lines = [os.path.abspath(p) for p in trace_lines]
@@ -107,8 +108,8 @@ class Recorder(FixtureReads):
         read-back list, the listed instances do not run (`check --changed` reads their kept results)."""
         if self.mode != "run":
             return
-        if self.read_back is not None:
-            self.suite_order = [it.nodeid for it in items]
+        if self.index_too:  # every instance collected, before any is deselected
+            self.collected = [self._collected(it) for it in items]
         running = [it for it in items if (self.keep is None or it.nodeid in self.keep)
                    and (self.read_back is None or it.nodeid not in self.read_back)]
         if len(running) < len(items):
@@ -134,6 +135,8 @@ class Recorder(FixtureReads):
         if self.mode == "run":  # how many will run: a watcher of the .partial file can show done / total
             self._write_partial({"event": "collected", "count": len(session.items)})
             if self.calls is not None:
+                if self.index_too:
+                    self._heard_collecting()
                 self.calls.narrow(target_files(session.items, self.rootdir))
             if self.seed:
                 seeding.seed_global_generators()
@@ -142,14 +145,21 @@ class Recorder(FixtureReads):
             return
         if self.mode != "collect":
             return
-        for item in session.items:
-            entry = {"nodeid": item.nodeid, "gate": gate_id(item.nodeid), "file": item.nodeid.split("::", 1)[0]}
-            entry.update(gate_markers(item))
-            self.collected.append(entry)
-        if self.calls is not None:  # which files the collection ran, and their functions it called (index_reads.py)
-            imported = self.calls.files_run()
-            self.calls.narrow(imported)
-            self.collect_calls = {"imported": imported, "heard": self.calls.seen()}
+        self.collected = [self._collected(it) for it in session.items]
+        if self.calls is not None:
+            self._heard_collecting()
+
+    @staticmethod
+    def _collected(item) -> dict:
+        """A collected instance as the gate index holds it."""
+        return {"nodeid": item.nodeid, "gate": gate_id(item.nodeid), "file": item.nodeid.split("::", 1)[0],
+                **gate_markers(item)}
+
+    def _heard_collecting(self) -> None:
+        """Which files the collection ran, and their functions it called (index_reads.py)."""
+        imported = self.calls.files_run()
+        self.calls.narrow(imported)
+        self.collect_calls = {"imported": imported, "heard": self.calls.seen()}
 
     # ---- running -------------------------------------------------------
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -238,8 +248,6 @@ class Recorder(FixtureReads):
             extra[COLLECT_FIELD] = self.collect_calls
         if self.worker is not None:
             extra.update(worker=self.worker, order=self._order)
-        if self.suite_order is not None:
-            extra["suite_order"] = self.suite_order
         self.write_results(int(exitstatus), **extra)
 
     def write_results(self, exitstatus: int, **extra) -> None:
@@ -277,4 +285,5 @@ class Recorder(FixtureReads):
             self._partial.close()
         self.results = os.path.abspath(results)
         self.items, self._red_gates = [], set()
+        self.collected, self.collect_calls = [], None  # the session's collection: its parent reports it
         self._partial = open(self.results + ".partial", "w", encoding="utf-8")

@@ -3,9 +3,10 @@ suite itself and runs every instance but those whose kept results hold, new inst
 collecting the index first in a process of its own (3.5-4.5 s before the run, which collects it again)."""
 import json
 
-from toy_project import fidelity, init_project
+from toy_project import COUNTS_ITS_COLLECTIONS, fidelity, init_project
 
 from fidelity import cache
+from fidelity.perturb import gate_index
 
 OTHER = '''"""Two functions, each gated on its own."""
 
@@ -45,21 +46,25 @@ def _check(root, *args) -> tuple[dict, dict]:
     return next(s for s in report["stages"] if s["stage"] == "gates"), {r["gate"]: r for r in report["gates"]}
 
 
-def test_a_gate_file_edited_runs_its_instances_and_the_new_one_without_collecting_the_index_first(tmp_path):
+def test_a_gate_file_edited_runs_its_instances_and_the_new_one_in_the_one_collection_of_its_run(tmp_path):
     root = init_project(tmp_path)
     (root / "mypaper" / "other.py").write_text(OTHER)
-    (root / GATE_FILE).write_text(GATES)
+    (root / GATE_FILE).write_text(GATES + COUNTS_ITS_COLLECTIONS)
     full, _ = _check(root)
     total = full["instances_run"]
     assert full["ok"] and total > 1
-    index = cache.cache_dir(root) / "gate_index.json"
-    index.unlink(missing_ok=True)  # whatever a stage collected: from here, only a collection before the run makes one
+    log = root / "collections.log"
+    log.unlink()
 
-    (root / GATE_FILE).write_text(GATES + ANOTHER_GATE)  # code in a gate file: the index is out of date
+    (root / GATE_FILE).write_text(GATES + COUNTS_ITS_COLLECTIONS + ANOTHER_GATE)  # code in a gate file: index out of date
     edited, rows = _check(root, "--changed")
     assert (edited["instances_run"], edited["instances_kept"]) == (2, total - 1)  # the file's instance and the new one
     assert edited["ok"] and rows[NEW]["status"] == "passed"  # a new instance is run and reported
-    assert not index.exists(), "the gate index was collected before the run"
+    assert log.read_text().splitlines() == ["collected"], "the suite was collected before the run, then by it"
+    index = gate_index.Cached(["tests/gates"], repo_root=root, cache_dir=cache.cache_dir(root)).kept()
+    assert index is not None, "the run's collection was not kept as the gate index"
+    collected = gate_index.collect(["tests/gates"], repo_root=root, cache_dir=tmp_path / "elsewhere")  # a child's
+    assert index.items == collected.items and NEW in {it["nodeid"] for it in index.items}
 
     again, rows_again = _check(root, "--changed")  # the run kept every instance, the new one too
     assert (again["instances_run"], again["instances_kept"]) == (0, total + 1)

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from toy_project import fidelity
+from toy_project import COUNTS_ITS_COLLECTIONS, fidelity
 
 
 SHARPENED = '''
@@ -300,19 +300,16 @@ def test_of_pyproject_only_the_tables_a_gate_run_reads_can_stale_a_record(discov
 
 def test_with_the_gate_index_out_of_date_check_judges_the_records_against_its_own_gate_run(discovered, tmp_path):
     # a new gate file: the cached index is out of date; the gate run collects the suite anyway, and the records are
-    # judged against what it collected (an index collected first, in a process of its own, cost a cold collection)
+    # judged against what it collected, not against an index collected first in a process of its own
     import shutil
-
-    from fidelity import cache
 
     root, _, _ = discovered
     grown = tmp_path / "grown"
     shutil.copytree(root, grown)
-    (grown / "tests" / "gates" / "test_unrelated.py").write_text(UNRELATED_GATE)
-    index = cache.cache_dir(grown) / "gate_index.json"
-    index.unlink(missing_ok=True)
+    (grown / "tests" / "gates" / "test_unrelated.py").write_text(UNRELATED_GATE + COUNTS_ITS_COLLECTIONS)
     report = json.loads(fidelity("check", "--json", cwd=grown).stdout)
     discovery = stage(report, "discovery")
     assert [r["current"] for r in discovery["records"]] == [True], discovery["notes"]  # the new gate covers no record
     assert "tests/gates/test_unrelated.py::test_a_gate_on_another_module" in {g["gate"] for g in report["gates"]}
-    assert not index.exists(), "the gate index was collected for the discovery stage"
+    assert (grown / "collections.log").read_text().splitlines() == ["collected"], "the suite was collected twice"
+
