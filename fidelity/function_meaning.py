@@ -21,15 +21,21 @@ What stays in the skeleton, body and all (conservative: an edit there re-runs ev
 A line heard (calls_so_far.py hears a unit's `def` line) is placed in a unit by `unit_at`: the unit whose
 lines, decorators included, hold it; None for module or class-body code, which the skeleton keys.
 A file that does not parse has no units: it keys whole (None).
+
+Splitting costs a parse (~6 ms a file): a Python file's split is kept beside it in `__pycache__`, as its meaning
+key is (source_meaning.py), under the sha256 of the bytes it came from, so the harness files every new project's
+gate index records are split once per installation.
 """
 from __future__ import annotations
 
 import ast
 import hashlib
+import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from fidelity.source_meaning import FORMAT, normal_text, parse_quietly, without_docstrings
+from fidelity.source_meaning import FORMAT, kept_beside, normal_text, parse_quietly, without_docstrings, write_atomically
 
 KNOWN_CALL_THROUGH = frozenset({"staticmethod", "classmethod", "property", "setter", "getter", "deleter",
                                 "abstractmethod", "once_differentiable"})
@@ -66,12 +72,30 @@ class FunctionKeys:
 def function_keys(path: str | Path) -> FunctionKeys | None:
     """The skeleton and unit keys of the Python file at `path`; None when it is missing or does not parse."""
     try:
-        return function_keys_of(Path(path).read_bytes())
+        return function_keys_of(Path(path).read_bytes(), Path(path))
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
 
 
-def function_keys_of(data: bytes) -> FunctionKeys | None:
+def function_keys_of(data: bytes, source: Path | None = None) -> FunctionKeys | None:
+    """The split of `data`; `source`: the Python file the bytes are (or were) of, its split kept beside it."""
+    if source is None:
+        return _split(data)
+    beside, came_from = kept_beside(source, "functions"), f"{FORMAT}\n{hashlib.sha256(data).hexdigest()}"
+    try:
+        kept = json.loads(beside.read_text(encoding="utf-8"))
+        if kept["came_from"] == came_from:
+            return FunctionKeys(kept["skeleton"], kept["units"], tuple(tuple(span) for span in kept["spans"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    split = _split(data)
+    if split is not None and not sys.dont_write_bytecode:
+        write_atomically(beside, json.dumps({"came_from": came_from, "skeleton": split.skeleton, "units": split.units,
+                                             "spans": split.spans}))
+    return split
+
+
+def _split(data: bytes) -> FunctionKeys | None:
     try:
         tree = without_docstrings(parse_quietly(data))
     except (SyntaxError, ValueError):

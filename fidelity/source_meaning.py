@@ -65,7 +65,7 @@ def meaning_sha256(path: str | os.PathLike, memo: Path | None = None) -> str | N
     suffix = Path(path).suffix
     if suffix.lower() != ".py":
         return meaning_sha256_of(data, suffix, memo)
-    beside, came_from = _beside(Path(path)), f"{FORMAT}\n{hashlib.sha256(data).hexdigest()} "
+    beside, came_from = kept_beside(Path(path), "meaning"), f"{FORMAT}\n{hashlib.sha256(data).hexdigest()} "
     try:
         kept = beside.read_text(encoding="ascii")
         if kept.startswith(came_from) and len(kept) == len(came_from) + 64:
@@ -74,13 +74,13 @@ def meaning_sha256(path: str | os.PathLike, memo: Path | None = None) -> str | N
         pass
     key = meaning_sha256_of(data, suffix, memo)
     if not sys.dont_write_bytecode:
-        _keep(beside, came_from + key)
+        write_atomically(beside, came_from + key)
     return key
 
 
-def _beside(source: Path) -> Path:
-    """Where the key of the Python file `source` is kept: beside its bytecode."""
-    return source.parent / "__pycache__" / f"{source.stem}.{sys.implementation.cache_tag}.fidelity-meaning"
+def kept_beside(source: Path, kind: str) -> Path:
+    """Where a key of the Python file `source` is kept: beside its bytecode (`kind`: "meaning", "functions")."""
+    return source.parent / "__pycache__" / f"{source.stem}.{sys.implementation.cache_tag}.fidelity-{kind}"
 
 
 def meaning_sha256_of(data: bytes, suffix: str, memo: Path | None = None) -> str:
@@ -98,11 +98,11 @@ def meaning_sha256_of(data: bytes, suffix: str, memo: Path | None = None) -> str
             pass
     key = hashlib.sha256(f"{FORMAT}\n".encode() + _normal_form(data, suffix)).hexdigest()
     if entry is not None:
-        _keep(entry, key)
+        write_atomically(entry, key)
     return key
 
 
-def _keep(entry: Path, key: str) -> None:
+def write_atomically(entry: Path, key: str) -> None:
     """Write `key` (or what holds it) to `entry` atomically; a cache that cannot be written only costs the
     next run time."""
     try:

@@ -60,7 +60,7 @@ def recorded(before: dict[Path, bytes | None], collect_calls: dict | None, root:
         if heard is not None and real not in imported and not real.startswith(installed):
             continue  # never imported (and no other process it started could have): it read nothing of it
         meaning = None if data is None else meaning_sha256_of(data, f.suffix, memo)
-        split = function_keys_of(data) if data is not None and heard is not None and real in heard else None
+        split = function_keys_of(data, f) if data is not None and heard is not None and real in heard else None
         out[rel_to_root(f, root)] = {"meaning": meaning, **(split.called(heard[real]) if split else {})}
     return out
 

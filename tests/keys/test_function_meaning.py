@@ -136,3 +136,43 @@ def test_a_second_definition_of_a_name_is_a_unit_of_its_own():
 
 def test_a_file_that_does_not_parse_has_no_units():
     assert function_keys_of(b"def broken(:\n") is None
+
+
+def _kept_beside(src):
+    return list((src.parent / "__pycache__").glob(f"{src.stem}.*.fidelity-functions"))
+
+
+def test_a_files_split_is_kept_beside_it_for_its_bytes_and_read_back(tmp_path, monkeypatch):
+    import json
+    import sys
+
+    from fidelity.function_meaning import function_keys
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    src = tmp_path / "m.py"
+    src.write_text(SOURCE)
+    first = function_keys(src)
+    assert first == keys() and len(_kept_beside(src)) == 1
+    assert function_keys(src) == first  # read back whole: skeleton, units and spans
+    (beside,) = _kept_beside(src)
+    planted = json.loads(beside.read_text())
+    planted["units"]["helper"] = "0" * 64
+    beside.write_text(json.dumps(planted))  # what the next read returns: proof that it is read, not split again
+    assert function_keys(src).units["helper"] == "0" * 64
+    assert function_keys_of(src.read_bytes(), src).units["helper"] == "0" * 64  # bytes read earlier: the same
+    edited = SOURCE.replace("x * SCALE", "x * SCALE * 1")
+    src.write_text(edited)  # other bytes: what was kept for the old ones is not read
+    assert function_keys(src) == keys(edited) != first
+    beside.write_text("damaged")
+    assert function_keys(src) == keys(edited)
+
+
+def test_no_split_is_kept_beside_a_file_where_python_writes_no_bytecode(tmp_path, monkeypatch):
+    import sys
+
+    from fidelity.function_meaning import function_keys
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    src = tmp_path / "m.py"
+    src.write_text(SOURCE)
+    assert function_keys(src) == keys() and not (tmp_path / "__pycache__").exists()
