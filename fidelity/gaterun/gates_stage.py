@@ -366,8 +366,8 @@ class CheckGates:
             data["items"] = [ran.get(n) or self.kept[n] for n in order if n in ran or n in self.kept]
             data["kept_instances"] = len(read)
         if data.get("returncode") in (0, 1) and not data.get("collect_errors"):
-            keys = (self.keys if self.keys is not None and not self.collected_by_the_run
-                    else kept_gate_run.keys_of(self.here, data["items"]))
+            keys = (kept_gate_run.keys_of(self.here, data["items"]) if self.keys is None
+                    else self.keys.over(self.here, data["items"]) if self.collected_by_the_run else self.keys)
             self.kept_run.save(keys, traced, read_back=read, by_file=self.suite.workers > 1)
         if self._collecting is not None:
             try:

@@ -44,9 +44,21 @@ class InstanceKeys(dict):
     """node id -> the key of all its inputs but its targets' sources (None: it cannot be keyed), in suite
     order; `targets` judges and records those sources (target_functions.py)."""
 
-    def __init__(self, inputs: InputsNow, items: list[dict]):
-        super().__init__((it["nodeid"], inputs.key_apart_from_targets(it)) for it in items)
-        self.targets = TargetsNow(inputs, items)
+    def __init__(self, inputs: InputsNow, items: list[dict], known: "InstanceKeys | None" = None):
+        """`known`: keys made under the same `inputs`: its keys and its targets' splits are reused."""
+        known = known or {}
+        super().__init__((it["nodeid"], known[it["nodeid"]] if it["nodeid"] in known else inputs.key_apart_from_targets(it))
+                         for it in items)
+        self.targets = TargetsNow(inputs, items) if not known else known.targets.covering(items)
+        self._inputs, self._modules = inputs, _targeted(items)
+
+    def over(self, here: project.Project, items: list[dict]) -> "InstanceKeys":
+        """The keys of `items` (a complete run's, in its order): those computed here reused where the inputs are
+        the same (the same modules targeted: the shared part of a key leaves their files out), else keys_of."""
+        items = [{**it, "file": it["nodeid"].split("::", 1)[0]} for it in items]
+        if _targeted(items) != self._modules:
+            return keys_of(here, items)
+        return InstanceKeys(self._inputs, items, known=self)
 
     def entry(self, item: dict, earlier: dict | None = None) -> dict | None:
         """What to keep for a run's item: its key and its targets as its calls read them, merged with `earlier`
@@ -60,6 +72,10 @@ class InstanceKeys(dict):
 
     def holds(self, nodeid: str, kept: dict) -> bool:
         return self.targets.entry_holds(kept, self.get(nodeid))
+
+
+def _targeted(items: list[dict]) -> frozenset[str]:
+    return frozenset(t for it in items for t in it.get("targets") or ())
 
 
 def without_trace(item: dict) -> dict:

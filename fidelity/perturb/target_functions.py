@@ -37,6 +37,11 @@ class TargetsNow:
         self._split: dict[str, FunctionKeys | None] = {}
         self._targets_of = {it["nodeid"]: sorted(it.get("targets") or ()) for it in items}
 
+    def covering(self, items: list[dict]) -> "TargetsNow":
+        """This, judging and recording `items` too (their targets' files split as they were here)."""
+        self._targets_of.update({it["nodeid"]: sorted(it.get("targets") or ()) for it in items})
+        return self
+
     def split_now(self) -> None:
         """Split every target's file now, before a run: the lines the run hears are then placed in the
         functions of the file it ran, whatever is saved later."""
