@@ -309,9 +309,11 @@ class CheckGates:
                                        cache_dir=cache.cache_dir(self.here.root))
         except GateCollectionError:  # no gate folder: the run reports it
             cached = None
-        # the gate index, when the cached one is current: else the run's collection is kept as the index
+        # the gate index, when the cached one is current: else the run's collection is kept as the index, where it
+        # is a collection's (pytest options from the environment reach the run, never a collecting child)
         self.index = None if cached is None else cached.kept()
-        self._collecting = None if cached is None or self.index is not None else cached.collected_elsewhere()
+        self._collecting = (None if cached is None or self.index is not None or _pytest_options_from(os.environ)
+                            else cached.collected_elsewhere())
         self._index_of_run: gate_index.GateIndex | None = None
         self._not_kept = "the gate run has not ended"  # why there is no _index_of_run
         self.collected_by_the_run = False  # the index was not current: the run says which instances exist
@@ -328,7 +330,7 @@ class CheckGates:
             self.keys.targets.split_now()  # the files the run's calls are placed in
         # every check hears each instance's calls into its targets, so the next edit to a function no call reached
         # keeps its result (kept_gate_run.py); the markers that hear them cost a whole run nothing measurable
-        extra = ("--fidelity-trace-calls",) + (("--fidelity-index-too",) if self._collecting is not None else ())
+        extra = ("--fidelity-trace-calls",) + (("--fidelity-index-too",) if self.index is None else ())
         self.suite = GateSuiteRun(self.here, extra_args=extra, jobs=getattr(args, "jobs", None),
                                   keep=keep, read_back=read_back)
 
@@ -342,9 +344,12 @@ class CheckGates:
         """The gate index as the run collected and kept it (after `wait`, when the cached one was out of date):
         what a stage that would otherwise collect the suite itself reads. Raises GateCollectionError when the run
         did not collect every gate file."""
-        if self._index_of_run is None:
-            raise GateCollectionError(self._not_kept)
-        return self._index_of_run
+        if self._index_of_run is not None:
+            return self._index_of_run
+        if self._collecting is None:  # the run's collection could not stand for the index: collected here
+            return gate_index.collect([self.here.relative(self.here.gates)], repo_root=self.here.root,
+                                      cache_dir=cache.cache_dir(self.here.root))
+        raise GateCollectionError(self._not_kept)
 
     def wait(self, say, progress=None) -> dict:
         """The run's results, the kept ones merged in (suite order); a complete run is kept."""
@@ -370,13 +375,19 @@ class CheckGates:
                     else self.keys.over(self.here, data["items"]) if self.collected_by_the_run else self.keys)
             self.kept_run.save(keys, traced, read_back=read, by_file=self.suite.workers > 1)
         if self._collecting is not None:
-            try:
-                self._index_of_run = self._collecting.keep(data) if data.get("returncode") in (0, 1) else None
-            except GateCollectionError as exc:
-                self._not_kept = str(exc)
-            else:
+            if data.get("returncode") not in (0, 1):
                 self._not_kept = f"the gate run did not end (exit {data.get('returncode')})"
+            else:
+                try:
+                    self._index_of_run = self._collecting.keep(data)
+                except GateCollectionError as exc:
+                    self._not_kept = str(exc)
         return data
+
+
+def _pytest_options_from(env) -> bool:
+    """Whether `env` gives pytest options or plugins of its own (which a collecting child leaves out)."""
+    return bool(env.get("PYTEST_ADDOPTS") or env.get("PYTEST_PLUGINS"))
 
 
 def start(args) -> CheckGates:

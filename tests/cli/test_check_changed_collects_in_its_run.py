@@ -5,7 +5,7 @@ import json
 
 from toy_project import COUNTS_ITS_COLLECTIONS, fidelity, init_project
 
-from fidelity import cache
+from fidelity import cache, project
 from fidelity.perturb import gate_index
 
 OTHER = '''"""Two functions, each gated on its own."""
@@ -70,3 +70,19 @@ def test_a_gate_file_edited_runs_its_instances_and_the_new_one_in_the_one_collec
     assert (again["instances_run"], again["instances_kept"]) == (0, total + 1)
     assert rows_again == rows
     assert rows == _check(root)[1]  # what a plain check reports, gate for gate
+
+
+def test_a_run_given_pytest_options_by_the_environment_is_not_kept_as_the_gate_index(tmp_path):
+    # PYTEST_ADDOPTS reaches check's gate run, never a collecting child: a run narrowed by it is no index
+    import os
+
+    import warm_cli
+
+    root = init_project(tmp_path)
+    (root / "mypaper" / "other.py").write_text(OTHER)
+    (root / GATE_FILE).write_text(GATES)
+    env = {k: v for k, v in os.environ.items() if k != project.ROOT_ENV} | {"PYTEST_ADDOPTS": "-k double"}
+    done = warm_cli.fidelity(["check", "--json"], cwd=root, env=env)
+    gates = {r["gate"] for r in json.loads(done.stdout)["gates"]}
+    assert gates == {f"{GATE_FILE}::test_double_of_three_is_six"}, gates  # the option narrowed the run
+    assert gate_index.Cached(["tests/gates"], repo_root=root, cache_dir=cache.cache_dir(root)).kept() is None
