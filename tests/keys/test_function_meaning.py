@@ -8,6 +8,7 @@ import types
 import pytest
 
 from fidelity.function_meaning import function_keys_of
+from fidelity.source_meaning import kept_beside
 
 SOURCE = textwrap.dedent('''
     """A module."""
@@ -138,10 +139,6 @@ def test_a_file_that_does_not_parse_has_no_units():
     assert function_keys_of(b"def broken(:\n") is None
 
 
-def _kept_beside(src):
-    return list((src.parent / "__pycache__").glob(f"{src.stem}.*.fidelity-functions"))
-
-
 def test_a_files_split_is_kept_beside_it_for_its_bytes_and_read_back(tmp_path, monkeypatch):
     import json
     import sys
@@ -152,9 +149,9 @@ def test_a_files_split_is_kept_beside_it_for_its_bytes_and_read_back(tmp_path, m
     src = tmp_path / "m.py"
     src.write_text(SOURCE)
     first = function_keys(src)
-    assert first == keys() and len(_kept_beside(src)) == 1
+    beside = kept_beside(src, "functions")
+    assert first == keys() and [p.name for p in beside.parent.iterdir()] == [beside.name]
     assert function_keys(src) == first  # read back whole: skeleton, units and spans
-    (beside,) = _kept_beside(src)
     planted = json.loads(beside.read_text())
     planted["units"]["helper"] = "0" * 64
     beside.write_text(json.dumps(planted))  # what the next read returns: proof that it is read, not split again

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from fidelity.source_meaning import meaning_sha256, meaning_sha256_of
+from fidelity.source_meaning import kept_beside, meaning_sha256, meaning_sha256_of
 
 MODULE = b'''"""A module."""
 import math
@@ -114,17 +114,13 @@ def test_a_memo_reads_back_the_key_its_bytes_gave_and_recomputes_a_damaged_entry
     assert meaning_sha256(src, memo) != first
 
 
-def _beside(src):
-    return list((src.parent / "__pycache__").glob(f"{src.stem}.*.fidelity-meaning"))
-
-
 def test_a_python_files_key_is_kept_beside_it_for_its_bytes_and_read_back_by_any_project(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     src = tmp_path / "m.py"
     src.write_bytes(MODULE)
     first = meaning_sha256(src, tmp_path / "one project")
-    assert first == _py(MODULE) and len(_beside(src)) == 1
-    (beside,) = _beside(src)
+    beside = kept_beside(src, "meaning")
+    assert first == _py(MODULE) and [p.name for p in beside.parent.iterdir()] == [beside.name]
     planted = beside.read_text().replace(first, "0" * 64)
     beside.write_text(planted)  # what another project would read back: proof that it is read, not recomputed
     assert meaning_sha256(src, tmp_path / "another project") == "0" * 64
