@@ -45,11 +45,11 @@ class InstanceKeys(dict):
     order; `targets` judges and records those sources (target_functions.py)."""
 
     def __init__(self, inputs: InputsNow, items: list[dict], known: "InstanceKeys | None" = None):
-        """`known`: keys made under the same `inputs`: its keys and its targets' splits are reused."""
-        known = known or {}
-        super().__init__((it["nodeid"], known[it["nodeid"]] if it["nodeid"] in known else inputs.key_apart_from_targets(it))
-                         for it in items)
-        self.targets = TargetsNow(inputs, items) if not known else known.targets.covering(items)
+        """`known`: keys made under the same `inputs`: the key of an item with the same node id and targets, and
+        the targets' splits, are reused."""
+        super().__init__((it["nodeid"], known[it["nodeid"]] if known is not None and known.made_for(it)
+                          else inputs.key_apart_from_targets(it)) for it in items)
+        self.targets = TargetsNow(inputs, items) if known is None else known.targets.covering(items)
         self._inputs, self._modules = inputs, _targeted(items)
 
     def over(self, here: project.Project, items: list[dict]) -> "InstanceKeys":
@@ -59,6 +59,10 @@ class InstanceKeys(dict):
         if _targeted(items) != self._modules:
             return keys_of(here, items)
         return InstanceKeys(self._inputs, items, known=self)
+
+    def made_for(self, item: dict) -> bool:
+        """Whether this holds the key of `item`: of its node id, made for the same targets."""
+        return item["nodeid"] in self and self.targets.targets_of(item["nodeid"]) == sorted(item.get("targets") or ())
 
     def entry(self, item: dict, earlier: dict | None = None) -> dict | None:
         """What to keep for a run's item: its key and its targets as its calls read them, merged with `earlier`

@@ -37,6 +37,10 @@ class TargetsNow:
         self._split: dict[str, FunctionKeys | None] = {}
         self._targets_of = {it["nodeid"]: sorted(it.get("targets") or ()) for it in items}
 
+    def targets_of(self, nodeid: str) -> list[str] | None:
+        """The targets of an instance this judges, sorted (None: not one of them)."""
+        return self._targets_of.get(nodeid)
+
     def covering(self, items: list[dict]) -> "TargetsNow":
         """This, judging and recording `items` too (their targets' files split as they were here)."""
         self._targets_of.update({it["nodeid"]: sorted(it.get("targets") or ()) for it in items})

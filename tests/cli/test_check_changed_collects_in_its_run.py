@@ -86,3 +86,16 @@ def test_a_run_given_pytest_options_by_the_environment_is_not_kept_as_the_gate_i
     gates = {r["gate"] for r in json.loads(done.stdout)["gates"]}
     assert gates == {f"{GATE_FILE}::test_double_of_three_is_six"}, gates  # the option narrowed the run
     assert gate_index.Cached(["tests/gates"], repo_root=root, cache_dir=cache.cache_dir(root)).kept() is None
+
+
+def test_an_instance_given_other_targets_is_kept_under_the_key_of_its_new_targets(tmp_path):
+    root = init_project(tmp_path)
+    (root / "mypaper" / "other.py").write_text(OTHER)
+    (root / GATE_FILE).write_text(GATES)
+    _check(root)
+    # the same node id, another target (one the suite targets already): its key is made anew, not reused
+    (root / GATE_FILE).write_text(GATES.replace('targets=["mypaper.other"]', 'targets=["mypaper.other", "mypaper.softmax"]'))
+    edited, _ = _check(root, "--changed")
+    assert edited["instances_run"] == 1
+    again, _ = _check(root, "--changed")
+    assert again["instances_run"] == 0, "the instance was kept under the key of its old targets"
