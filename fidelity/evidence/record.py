@@ -87,13 +87,13 @@ class EvidenceRecord:
     title: str = ""
     spec_file: str | None = None
     target_file: str | None = None
-    diff: str = ""
+    diff: str | None = ""  # None: a light read (read_memo.py) left it out
     equations: tuple[str, ...] = ()
     listed: bool = False
     detail: str = ""
     reading: Any = None                 # encoded as jsonio writes it: a non-finite reading is a string
     predicted: Mapping[str, Any] | None = None
-    instances: tuple[Mapping[str, Any], ...] = ()
+    instances: tuple[Mapping[str, Any], ...] | None = ()  # None: a light read left it out
     clean_runs: int | None = None
     patch_served: int | None = None
     versions: Mapping[str, Any] = field(default_factory=dict)
@@ -106,10 +106,12 @@ class EvidenceRecord:
         return cls.from_json(json.loads(text), as_written=text)
 
     @classmethod
-    def from_json(cls, obj: object, as_written: str | None = None, proven: bool = False) -> "EvidenceRecord":
+    def from_json(cls, obj: object, as_written: str | None = None, proven: bool = False,
+                  light: bool = False) -> "EvidenceRecord":
         """The record `obj` (parsed JSON) holds, checked: InvalidRecord when it is not one.
         `as_written`: the text `obj` was parsed from, whose own bytes may prove the hash (see _hashes_as_written);
-        `proven`: its hash was proven when the same bytes were read before (read_memo.py)."""
+        `proven`: its hash was proven when the same bytes were read before (read_memo.py); `light`: `obj` is
+        read_memo's light view, so `instances` and `diff` are None (not read), never an empty value."""
         if not isinstance(obj, dict):
             raise InvalidRecord(f"not a record (a JSON {type(obj).__name__}, not an object)")
         if obj.get("schema") != SCHEMA:
@@ -132,9 +134,9 @@ class EvidenceRecord:
             perturbation=obj["perturbation"], gate=obj["gate"], gate_file=obj["gate_file"], target=obj["target"],
             outcome=outcome, hashes=obj["hashes"], green_after=obj["green_after"], edits_sha256=obj["edits_sha256"],
             title=obj.get("title") or "", spec_file=obj.get("spec_file"), target_file=obj.get("target_file"),
-            diff=obj.get("diff") or "", equations=tuple(obj.get("equations") or ()), listed=bool(obj.get("listed")),
-            detail=obj.get("detail") or "", reading=obj.get("reading"), predicted=obj.get("predicted"),
-            instances=tuple(obj.get("instances") or ()),
+            diff=None if light else obj.get("diff") or "", equations=tuple(obj.get("equations") or ()),
+            listed=bool(obj.get("listed")), detail=obj.get("detail") or "", reading=obj.get("reading"),
+            predicted=obj.get("predicted"), instances=None if light else tuple(obj.get("instances") or ()),
             clean_runs=runs if isinstance(runs, int) and not isinstance(runs, bool) else None,
             patch_served=obj.get("patch_served"), versions=obj.get("versions") or {},
             recorded_at=obj.get("recorded_at"), json=obj)

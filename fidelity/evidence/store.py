@@ -110,8 +110,8 @@ def load_all(root: str | os.PathLike, perturbations: Iterable[str] | None = None
     return scan(root, perturbations, memo)[0]
 
 
-def scan(root: str | os.PathLike, perturbations: Iterable[str] | None = None, memo: Path | None = None
-         ) -> tuple[list[EvidenceRecord], list[tuple[Path, str, str]]]:
+def scan(root: str | os.PathLike, perturbations: Iterable[str] | None = None, memo: Path | None = None,
+         light: bool = False) -> tuple[list[EvidenceRecord], list[tuple[Path, str, str]]]:
     """(the valid records under `root` sorted by (perturbation, gate), [(file, why, what to do) for
     every file or record that is not one]): unreadable, truncated or not JSON, another schema, a field
     missing or of the wrong type, or a record lying where another perturbation's or gate's would (moved
@@ -119,8 +119,10 @@ def scan(root: str | os.PathLike, perturbations: Iterable[str] | None = None, me
     record in its own place (its gate has no valid record, so the perturbation runs again), and a
     copy lying elsewhere is to be deleted. `perturbations`: read only their files (a run of a few
     perturbations need not parse the ~13,000 records of all the others). `memo`: a folder of files read
-    before, by their bytes (read_memo.py). OldLayout (old_layout.py) when `root` holds the old layout's
-    folders: its records are neither read in part nor skipped."""
+    before, by their bytes (read_memo.py). `light`: a record read from the memo leaves out
+    read_memo.LEFT_OUT_OF_LIGHT (None in its fields: for a caller that judges, never one that renders or
+    writes records). OldLayout (old_layout.py) when `root` holds the old layout's folders: its records are
+    neither read in part nor skipped."""
     root = Path(root)
     records: list[EvidenceRecord] = []
     bad: list[tuple[Path, str, str]] = []
@@ -132,7 +134,7 @@ def scan(root: str | os.PathLike, perturbations: Iterable[str] | None = None, me
     seen: set[str] = set()  # the memo's keys of the files read
     for f in sorted(files):
         try:
-            perturbation, mine, wrong = _read_file(f, memo, seen)
+            perturbation, mine, wrong = _read_file(f, memo, seen, light)
         except (OSError, UnicodeDecodeError) as exc:
             bad.append((f, f"unreadable: {exc}", RECREATE))
             continue
@@ -155,7 +157,7 @@ def scan(root: str | os.PathLike, perturbations: Iterable[str] | None = None, me
     return records, bad
 
 
-def _read_file(f: Path, memo: Path | None = None, seen: set[str] | None = None
+def _read_file(f: Path, memo: Path | None = None, seen: set[str] | None = None, light: bool = False
                ) -> tuple[str, list[EvidenceRecord], list[tuple[Path, str, str]]]:
     """(the perturbation the evidence file `f` names, its valid records, [(f, why, what to do)] for each
     record that is not one or is not of that perturbation and gate); the memo's key of its bytes is added
@@ -164,10 +166,10 @@ def _read_file(f: Path, memo: Path | None = None, seen: set[str] | None = None
     data_key = read_memo.key(data) if memo is not None else ""
     if seen is not None:
         seen.add(data_key)
-    kept = read_memo.recall(memo, data_key) if memo is not None else None
+    kept = read_memo.recall(memo, data_key, light) if memo is not None else None
     if kept is not None:  # these bytes were read before, every record valid and its hash proven
         try:
-            return kept[0], [EvidenceRecord.from_json(obj, proven=True) for _, obj in kept[1]], []
+            return kept[0], [EvidenceRecord.from_json(obj, proven=True, light=light) for _, obj in kept[1]], []
         except (InvalidRecord, TypeError, ValueError):
             pass  # not what was kept (edited by hand): the file is read
     perturbation, entries = evidence_file.parse(data.decode("utf-8"))

@@ -5,6 +5,11 @@ from fidelity.evidence import evidence_file, read_memo, store
 from test_evidence_layout import A, B, _rec
 
 
+def _whole(memo) -> list:
+    """The memo's files that keep a file whole (each is kept in the light view too)."""
+    return [p for p in memo.glob("*.marshal") if not p.name.endswith(".light.marshal")]
+
+
 def _parses(monkeypatch) -> list[str]:
     """Counts evidence_file.parse calls (a file read in full)."""
     calls, real = [], evidence_file.parse
@@ -42,7 +47,7 @@ def test_a_memo_that_cannot_be_read_or_was_altered_is_a_full_read(tmp_path, monk
     root, memo = tmp_path / "evidence", tmp_path / "memo"
     path = store.write_records(root, "P1", [_rec("P1", A)])
     first = store.scan(root, memo=memo)
-    [kept] = list(memo.glob("*.marshal"))
+    [kept] = _whole(memo)
     assert kept.stem == read_memo.key(path.read_bytes())
     parses = _parses(monkeypatch)
     kept.write_bytes(b"not marshal data")
@@ -59,6 +64,47 @@ def test_a_read_of_the_whole_folder_drops_what_no_file_holds_now_and_a_read_of_s
     was = read_memo.key(path.read_bytes())
     store.write_records(root, "P1", [_rec("P1", A, reading=0.5)], keep=[])
     store.scan(root, ["P1"], memo=memo)  # some files: the others' entries may still be current
-    assert (memo / f"{was}.marshal").exists() and len(list(memo.glob("*.marshal"))) == 3
+    assert (memo / f"{was}.marshal").exists() and (memo / f"{was}.light.marshal").exists() and len(_whole(memo)) == 3
     store.scan(root, memo=memo)
-    assert {p.stem for p in memo.glob("*.marshal")} == {read_memo.key(f.read_bytes()) for f in root.glob("*.json")}
+    now = {read_memo.key(f.read_bytes()) for f in root.glob("*.json")}
+    assert {p.stem for p in _whole(memo)} == now
+    assert {p.name.removesuffix(".light.marshal") for p in memo.glob("*.light.marshal")} == now
+
+
+def test_a_light_read_leaves_out_each_records_instances_and_diff_and_nothing_else(tmp_path):
+    import dataclasses
+
+    root, memo = tmp_path / "evidence", tmp_path / "memo"
+    store.write_records(root, "P1", [_rec("P1", A, diff="--- a\n+++ b\n"), _rec("P1", B)])
+    whole, _ = store.scan(root, memo=memo)
+    light, bad = store.scan(root, memo=memo, light=True)
+    assert bad == [] and all(r.instances is None and r.diff is None for r in light)  # not read: never "none"
+    assert all("instances" not in r.json and "diff" not in r.json for r in light)
+    assert whole[0].instances and whole[0].diff  # what the light view leaves out was there
+    assert [dataclasses.replace(r, instances=w.instances, diff=w.diff) for r, w in zip(light, whole)] == whole
+
+
+def test_check_judges_the_light_view_as_it_judges_whole_records(tmp_path):
+    from fidelity.check import evidence_stage
+    from fidelity.evidence import verdict
+
+    root, memo = tmp_path / "evidence", tmp_path / "memo"
+    store.write_records(root, "P1", [_rec("P1", A), _rec("P1", B, outcome="survived")])
+    store.write_records(root, "P2", [_rec("P2", B, green_after=False)])
+    whole, _ = store.scan(root, memo=memo)
+    light, _ = store.scan(root, memo=memo, light=True)
+    spec_of = {"P1": {"id": "P1", "target": "m", "edits": []}, "P2": {"id": "P2", "target": "m", "edits": []}}
+    judged = [verdict.judge(records, tmp_path, spec_of) for records in (whole, light)]
+    assert [j.stale_reasons for j in judged[0]] == [j.stale_reasons for j in judged[1]]
+    assert evidence_stage._acceptance(judged[0], spec_of) == evidence_stage._acceptance(judged[1], spec_of)
+
+
+def test_a_light_read_of_a_file_kept_whole_only_makes_its_light_view_without_parsing_it(tmp_path, monkeypatch):
+    root, memo = tmp_path / "evidence", tmp_path / "memo"
+    store.write_records(root, "P1", [_rec("P1", A)])
+    store.scan(root, memo=memo)
+    for light in memo.glob("*.light.marshal"):  # as an older fidelity kept it
+        light.unlink()
+    parses = _parses(monkeypatch)
+    [record], _ = store.scan(root, memo=memo, light=True)
+    assert parses == [] and record.instances is None and len(list(memo.glob("*.light.marshal"))) == 1
