@@ -31,11 +31,10 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from fidelity.source_meaning import FORMAT, kept_beside, normal_text, parse_quietly, without_docstrings, write_atomically
+from fidelity.source_meaning import FORMAT, kept_beside_source, normal_text, parse_quietly, without_docstrings
 
 KNOWN_CALL_THROUGH = frozenset({"staticmethod", "classmethod", "property", "setter", "getter", "deleter",
                                 "abstractmethod", "once_differentiable"})
@@ -81,18 +80,16 @@ def function_keys_of(data: bytes, source: Path | None = None) -> FunctionKeys | 
     """The split of `data`; `source`: the Python file the bytes are (or were) of, its split kept beside it."""
     if source is None:
         return _split(data)
-    beside, came_from = kept_beside(source, "functions"), f"{FORMAT}\n{hashlib.sha256(data).hexdigest()}"
-    try:
-        kept = json.loads(beside.read_text(encoding="utf-8"))
-        if kept["came_from"] == came_from:
-            return FunctionKeys(kept["skeleton"], kept["units"], tuple(tuple(span) for span in kept["spans"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    split = _split(data)
-    if split is not None and not sys.dont_write_bytecode:
-        write_atomically(beside, json.dumps({"came_from": came_from, "skeleton": split.skeleton, "units": split.units,
-                                             "spans": split.spans}))
-    return split
+    return kept_beside_source(source, "functions", data, lambda: _split(data), _dumps, _loads)
+
+
+def _dumps(split: FunctionKeys) -> str:
+    return json.dumps({"skeleton": split.skeleton, "units": split.units, "spans": split.spans})
+
+
+def _loads(text: str) -> FunctionKeys:
+    kept = json.loads(text)
+    return FunctionKeys(kept["skeleton"], kept["units"], tuple(tuple(span) for span in kept["spans"]))
 
 
 def _split(data: bytes) -> FunctionKeys | None:

@@ -41,9 +41,11 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from fidelity.cache import cache_dir
 
+T = TypeVar("T")
 FORMAT = "meaning 1"  # part of every key: bump when the normal form changes (every kept result then re-runs)
 _YAML = (".yaml", ".yml")
 _PARSED = (".py", *_YAML)  # worth the memo: any other file's key costs what a lookup would
@@ -65,22 +67,37 @@ def meaning_sha256(path: str | os.PathLike, memo: Path | None = None) -> str | N
     suffix = Path(path).suffix
     if suffix.lower() != ".py":
         return meaning_sha256_of(data, suffix, memo)
-    beside, came_from = kept_beside(Path(path), "meaning"), f"{FORMAT}\n{hashlib.sha256(data).hexdigest()} "
-    try:
-        kept = beside.read_text(encoding="ascii")
-        if kept.startswith(came_from) and len(kept) == len(came_from) + 64:
-            return kept[len(came_from):]
-    except (OSError, UnicodeDecodeError):
-        pass
-    key = meaning_sha256_of(data, suffix, memo)
-    if not sys.dont_write_bytecode:
-        write_atomically(beside, came_from + key)
-    return key
+    return kept_beside_source(Path(path), "meaning", data, lambda: meaning_sha256_of(data, suffix, memo), str, _a_key)
 
 
 def kept_beside(source: Path, kind: str) -> Path:
     """Where a key of the Python file `source` is kept: beside its bytecode (`kind`: "meaning", "functions")."""
     return source.parent / "__pycache__" / f"{source.stem}.{sys.implementation.cache_tag}.fidelity-{kind}"
+
+
+def kept_beside_source(source: Path, kind: str, data: bytes, make: Callable[[], T | None],
+                       dump: Callable[[T], str], load: Callable[[str], T]) -> T | None:
+    """What `make()` gives for `data`, the bytes of the Python file `source` (or bytes it had): read back
+    (`load`, which raises ValueError, KeyError or TypeError on what it cannot read) from beside the file
+    (`kept_beside`) when kept there for the same bytes; else made, and kept there (`dump`) unless it is None
+    or Python writes no bytecode (module doc)."""
+    beside, came_from = kept_beside(source, kind), f"{FORMAT}\n{hashlib.sha256(data).hexdigest()}\n"
+    try:
+        kept = beside.read_text(encoding="utf-8")
+        if kept.startswith(came_from):
+            return load(kept[len(came_from):])
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        pass
+    value = make()
+    if value is not None and not sys.dont_write_bytecode:
+        write_atomically(beside, came_from + dump(value))
+    return value
+
+
+def _a_key(text: str) -> str:
+    if len(text) != 64:
+        raise ValueError("not a sha256")
+    return text
 
 
 def meaning_sha256_of(data: bytes, suffix: str, memo: Path | None = None) -> str:
@@ -111,7 +128,7 @@ def write_atomically(entry: Path, key: str) -> None:
     except OSError:
         return
     try:
-        with os.fdopen(fd, "w", encoding="ascii") as f:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(key)
         os.replace(tmp, entry)
     except OSError:

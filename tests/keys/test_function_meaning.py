@@ -152,9 +152,10 @@ def test_a_files_split_is_kept_beside_it_for_its_bytes_and_read_back(tmp_path, m
     beside = kept_beside(src, "functions")
     assert first == keys() and [p.name for p in beside.parent.iterdir()] == [beside.name]
     assert function_keys(src) == first  # read back whole: skeleton, units and spans
-    planted = json.loads(beside.read_text())
+    fmt, came_from, kept = beside.read_text().split("\n", 2)  # the format and the bytes' sha256, then the split
+    planted = json.loads(kept)
     planted["units"]["helper"] = "0" * 64
-    beside.write_text(json.dumps(planted))  # what the next read returns: proof that it is read, not split again
+    beside.write_text(f"{fmt}\n{came_from}\n{json.dumps(planted)}")  # read back: proof that it is read, not split
     assert function_keys(src).units["helper"] == "0" * 64
     assert function_keys_of(src.read_bytes(), src).units["helper"] == "0" * 64  # bytes read earlier: the same
     edited = SOURCE.replace("x * SCALE", "x * SCALE * 1")
