@@ -305,8 +305,8 @@ class CheckGates:
         self.kept: dict[str, dict] = {}
         self.kept_run = kept_gate_run.KeptGateRun(self.here.root)
         try:
-            cached = gate_index.Cached([self.here.relative(self.here.gates)], repo_root=self.here.root,
-                                       cache_dir=cache.cache_dir(self.here.root))
+            cached = gate_index.CachedIndex([self.here.relative(self.here.gates)], self.here.root,
+                                            cache.cache_dir(self.here.root))
         except GateCollectionError:  # no gate folder: the run reports it
             cached = None
         # the gate index, when the cached one is current: else the run's collection is kept as the index, where it
@@ -316,10 +316,8 @@ class CheckGates:
                             else cached.collected_elsewhere())
         self._index_of_run: gate_index.GateIndex | None = None
         self._not_kept = "the gate run has not ended"  # why there is no _index_of_run
-        self.collected_by_the_run = False  # the index was not current: the run says which instances exist
         keep = read_back = None
         if self.changed:
-            self.collected_by_the_run = self.index is None
             self.keys = (self.kept_run.keys_now(self.here) if self.index is None
                          else kept_gate_run.keys_of(self.here, self.index.items))
             self.kept = self.kept_run.unchanged(self.keys)
@@ -333,6 +331,11 @@ class CheckGates:
         extra = ("--fidelity-trace-calls",) + (("--fidelity-index-too",) if self.index is None else ())
         self.suite = GateSuiteRun(self.here, extra_args=extra, jobs=getattr(args, "jobs", None),
                                   keep=keep, read_back=read_back)
+
+    @property
+    def collected_by_the_run(self) -> bool:
+        """--changed without a current index: the run says which instances exist (it runs all but those read back)."""
+        return self.changed and self.index is None
 
     def __enter__(self) -> "CheckGates":
         return self

@@ -181,7 +181,7 @@ def collect(
     """The gate index for `test_paths` (paths relative to repo_root: dirs or files), collected
     with `environment` over os.environ (a None value unsets). One cache file per subject
     setting, so our run and a third-party package's do not evict each other."""
-    place = _Place(test_paths, repo_root, cache_dir, pythonpath, environment)
+    place = CachedIndex(test_paths, repo_root, cache_dir, pythonpath, environment)
     index = place.kept()
     if index is not None:
         return index
@@ -200,40 +200,27 @@ def collect(
     return place.keep(before, child.results)
 
 
-class Cached:
-    """The gate index of `test_paths` as the cache holds it: `kept` reads it back while it is current;
-    `collected_elsewhere` keeps the collection of a run that collects the suite anyway (check's gate run)."""
-
-    def __init__(self, test_paths: list[str], *, repo_root: str | os.PathLike, cache_dir: str | os.PathLike):
-        self._place = _Place(test_paths, repo_root, cache_dir, (), None)
-
-    def kept(self) -> GateIndex | None:
-        return self._place.kept()
-
-    def collected_elsewhere(self) -> "CollectedElsewhere":
-        """Called before that run starts: the record is made of the harness files as they are now."""
-        return CollectedElsewhere(self._place, index_reads.read_before(self._place.harness))
-
-
 @dataclass
 class CollectedElsewhere:
     """A run's collection of the suite (the plugin's --fidelity-index-too, with --fidelity-trace-calls), to be kept
     as `collect` keeps its own."""
 
-    _place: "_Place"
+    _cached: "CachedIndex"
     _before: dict
 
     def keep(self, results: dict) -> GateIndex:
         """The index the run's `results` hold, kept. Raises GateCollectionError when it did not collect every file."""
-        if results.get("collect_errors") or "collected" not in results:
+        if results.get("collect_errors"):
             raise GateCollectionError("the gate run did not collect every gate file")
-        return self._place.keep(self._before, results)
+        return self._cached.keep(self._before, results)
 
 
-class _Place:
-    """Where the index of `test_paths` under an environment is cached, and the key it must hold now."""
+class CachedIndex:
+    """The gate index of `test_paths` under an environment as the cache holds it: where, the key it must hold
+    now, `kept` (read back while current) and `keep` (a collection's results, kept)."""
 
-    def __init__(self, test_paths, repo_root, cache_dir, pythonpath, environment):
+    def __init__(self, test_paths: list[str], repo_root: str | os.PathLike, cache_dir: str | os.PathLike | None,
+                 pythonpath: list[str] | tuple[str, ...] = (), environment: dict[str, str | None] | None = None):
         self.root = Path(repo_root).resolve()
         missing = [t for t in test_paths if not (self.root / t.split("::", 1)[0]).exists()]
         if missing:
@@ -252,6 +239,11 @@ class _Place:
             read = index_reads.recorded(before, results.get(COLLECT_FIELD), self.root, self.memo)
             jsonio.write_machine_json(self.cache, {**index.to_json(), "harness": read})
         return index
+
+    def collected_elsewhere(self) -> CollectedElsewhere:
+        """For a run that collects the suite anyway (check's gate run), called before it starts: the record
+        is made of the harness files as they are now."""
+        return CollectedElsewhere(self, index_reads.read_before(self.harness))
 
     def kept(self) -> GateIndex | None:
         if self.cache is None or not self.cache.exists():
