@@ -9,9 +9,9 @@ a miss, parsed and checked in full; a read of the whole folder drops what no fil
 memo stays the size of the evidence. The memo is `marshal` data (plain values, never code) in the project's
 cache, by Python version: a memo that cannot be read is a miss, and deleting it costs one full read.
 
-Each file is kept twice: whole, and in the check's view (`LIGHT`: without LEFT_OUT_OF_LIGHT, the per-instance
-outcomes and the diff, two-thirds of a record that check never reads): judging this repository's 13,000 records
-held ~180 MB and loaded 62 MB of memo whole, 23 MB in the light view.
+A file is kept whole, and, once check first reads it, in check's light view too (made from the whole one:
+without LEFT_OUT_OF_LIGHT, the per-instance outcomes and the diff, two-thirds of a record that check never
+reads): judging this repository's 13,000 records held ~180 MB and loaded 62 MB of memo whole, 23 MB light.
 """
 from __future__ import annotations
 
@@ -40,31 +40,27 @@ def recall(memo: Path, data_key: str, light: bool = False) -> tuple[str, list[tu
     try:
         kept = marshal.loads(_path(memo, data_key, light).read_bytes())
     except (OSError, EOFError, ValueError, TypeError):
-        whole = recall(memo, data_key) if light else None  # kept whole only (by an older fidelity): its light view
-        if whole is not None:
-            keep(memo, data_key, *whole)
-            return whole[0], _light(whole[1])
-        return None
+        whole = recall(memo, data_key) if light else None  # not read light yet: made from the whole view
+        if whole is None:
+            return None
+        kept = whole[0], [(gate, {k: v for k, v in obj.items() if k not in LEFT_OUT_OF_LIGHT})
+                          for gate, obj in whole[1]]
+        keep(memo, data_key, *kept, light=True)
     if not (isinstance(kept, tuple) and len(kept) == 2 and isinstance(kept[0], str) and isinstance(kept[1], list)):
         return None
     return kept
 
 
-def keep(memo: Path, data_key: str, perturbation: str, entries: list[tuple[str, dict]]) -> None:
-    """Keep a file's parse whose every record was valid (written whole or not at all; a failure only
-    means the next read parses again)."""
+def keep(memo: Path, data_key: str, perturbation: str, entries: list[tuple[str, dict]], light: bool = False) -> None:
+    """Keep a file's parse whose every record was valid, or with `light` its light view (written whole or not
+    at all; a failure only means the next read parses again)."""
     try:
         memo.mkdir(parents=True, exist_ok=True)
-        for is_light, kept in ((False, entries), (True, _light(entries))):
-            tmp = memo / f".{data_key}.{os.getpid()}.tmp"
-            tmp.write_bytes(marshal.dumps((perturbation, kept)))
-            os.replace(tmp, _path(memo, data_key, is_light))
+        tmp = memo / f".{data_key}.{os.getpid()}.tmp"
+        tmp.write_bytes(marshal.dumps((perturbation, entries)))
+        os.replace(tmp, _path(memo, data_key, light))
     except (OSError, ValueError):
         pass
-
-
-def _light(entries: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
-    return [(gate, {k: v for k, v in obj.items() if k not in LEFT_OUT_OF_LIGHT}) for gate, obj in entries]
 
 
 def _path(memo: Path, data_key: str, light: bool) -> Path:

@@ -61,10 +61,12 @@ def test_a_read_of_the_whole_folder_drops_what_no_file_holds_now_and_a_read_of_s
     path = store.write_records(root, "P1", [_rec("P1", A)])
     store.write_records(root, "P2", [_rec("P2", B)])
     store.scan(root, memo=memo)
+    store.scan(root, memo=memo, light=True)  # check's view of each, made from the whole one
     was = read_memo.key(path.read_bytes())
     store.write_records(root, "P1", [_rec("P1", A, reading=0.5)], keep=[])
     store.scan(root, ["P1"], memo=memo)  # some files: the others' entries may still be current
     assert (memo / f"{was}.marshal").exists() and (memo / f"{was}.light.marshal").exists() and len(_whole(memo)) == 3
+    store.scan(root, memo=memo, light=True)
     store.scan(root, memo=memo)
     now = {read_memo.key(f.read_bytes()) for f in root.glob("*.json")}
     assert {p.stem for p in _whole(memo)} == now
@@ -99,12 +101,11 @@ def test_check_judges_the_light_view_as_it_judges_whole_records(tmp_path):
     assert evidence_stage._acceptance(judged[0], spec_of) == evidence_stage._acceptance(judged[1], spec_of)
 
 
-def test_a_light_read_of_a_file_kept_whole_only_makes_its_light_view_without_parsing_it(tmp_path, monkeypatch):
+def test_the_first_light_read_of_a_file_makes_its_light_view_from_the_whole_one_without_parsing(tmp_path, monkeypatch):
     root, memo = tmp_path / "evidence", tmp_path / "memo"
     store.write_records(root, "P1", [_rec("P1", A)])
     store.scan(root, memo=memo)
-    for light in memo.glob("*.light.marshal"):  # as an older fidelity kept it
-        light.unlink()
+    assert list(memo.glob("*.light.marshal")) == []  # a read that is not check's keeps the whole view only
     parses = _parses(monkeypatch)
     [record], _ = store.scan(root, memo=memo, light=True)
     assert parses == [] and record.instances is None and len(list(memo.glob("*.light.marshal"))) == 1
