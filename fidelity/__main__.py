@@ -1,5 +1,4 @@
-import sys
-
 from fidelity.cli import main
+from fidelity.command_exit import exit_now
 
-sys.exit(main())
+exit_now(main())

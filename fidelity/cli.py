@@ -85,5 +85,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def console_main() -> None:
+    """The `fidelity` script: main(), then the process ends as command_exit.py says."""
+    from fidelity.command_exit import exit_now
+
+    exit_now(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()
