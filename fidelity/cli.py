@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import NoReturn
 
 from fidelity import __version__, own_checkout, project
+from fidelity.command_exit import exit_now
 from fidelity.commands import (check_cmd, discover_cmd, fixtures_cmd, init_cmd, list_cmd, perturb_cmd, report_cmd,
                                show_cmd)
 from fidelity.commands.common import EXIT_USAGE
@@ -85,10 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def console_main() -> None:
+def console_main() -> NoReturn:
     """The `fidelity` script: main(), then the process ends as command_exit.py says."""
-    from fidelity.command_exit import exit_now
-
     exit_now(main())
 
 
