@@ -35,7 +35,7 @@ SCHEMA = "fidelity.check-gate-run/2"  # 2: targets kept by function
 def keys_of(here: project.Project, items: list[dict]) -> "InstanceKeys":
     """The inputs of each of `items` (the whole suite's: collected ones, or a complete run's, which
     name their targets too) as they are now."""
-    items = [{**it, "file": it["nodeid"].split("::", 1)[0]} for it in items]
+    items = _with_files(items)
     index = gate_index.GateIndex(key="", items=items)
     return InstanceKeys(InputsNow(here.root, [here.relative(here.gates)], here.fixtures, index, dict(os.environ)), items)
 
@@ -55,10 +55,9 @@ class InstanceKeys(dict):
     def over(self, here: project.Project, items: list[dict]) -> "InstanceKeys":
         """The keys of `items` (a complete run's, in its order): those computed here reused where the inputs are
         the same (the same modules targeted: the shared part of a key leaves their files out), else keys_of."""
-        items = [{**it, "file": it["nodeid"].split("::", 1)[0]} for it in items]
         if _targeted(items) != self._modules:
             return keys_of(here, items)
-        return InstanceKeys(self._inputs, items, known=self)
+        return InstanceKeys(self._inputs, _with_files(items), known=self)
 
     def made_for(self, item: dict) -> bool:
         """Whether this holds the key of `item`: of its node id, made for the same targets."""
@@ -76,6 +75,11 @@ class InstanceKeys(dict):
 
     def holds(self, nodeid: str, kept: dict) -> bool:
         return self.targets.entry_holds(kept, self.get(nodeid))
+
+
+def _with_files(items: list[dict]) -> list[dict]:
+    """The items, each naming its gate file as the gate index's do (a run's items name only their node id)."""
+    return [{**it, "file": it["nodeid"].split("::", 1)[0]} for it in items]
 
 
 def _targeted(items: list[dict]) -> frozenset[str]:
