@@ -19,7 +19,7 @@ from fidelity.gates import readings
 from fidelity.gates.compare import Tolerance, assert_bound, assert_close, assert_predictions_separated, separation
 from fidelity.gates.fixture_values import fixture, value
 from fidelity.gates.gradient_reach import assert_gradients_reach
-from fidelity.gates.jacobians import jacobian_by_central_differences
+from fidelity.gates.jacobians import central_differences_along, jacobian_by_central_differences
 from fidelity.gates.optional_inputs import INPUT_CASES, given_input, optional_input
 from fidelity.gates.routes import routed
 from fidelity.mechanisms.depth_attention import SCORE_CONVENTIONS
@@ -310,30 +310,22 @@ def _central_difference_jacobian(fn, convention, inputs, step):
     position's output being a function of its own sources (Eq. 2-4); the query's and the gain's columns
     take a call each (one vector shared by every position: copies of it cannot be stacked). Under the
     Triton interpreter a call costs the same for 2 positions as for 100."""
-    sources, query = inputs[0].detach(), inputs[1].detach()
-    gain = inputs[2].detach() if len(inputs) > 2 else None
-    sources_count = sources.shape[0]
+    sources = inputs[0].detach()
+    shared = [x.detach().clone() for x in inputs[1:]]  # the query (and the gain): shifted in place, entry by entry
+    count = sources.shape[0]
+
+    def forward(s=sources):
+        return fn(s, shared[0], convention=convention, eps=1e-6, gain=shared[1] if len(shared) > 1 else None)
 
     def of_sources(copies):  # [K, L, *batch, d] -> [K, outputs], in _flat_outputs' order
         k = copies.shape[0]
-        h, alpha = fn(copies.movedim(0, 1).reshape(sources_count, -1, copies.shape[-1]), query,
-                      convention=convention, eps=1e-6, gain=gain)
-        return torch.cat([h.reshape(k, -1), alpha.reshape(sources_count, k, -1).movedim(1, 0).reshape(k, -1)], dim=1)
+        h, alpha = forward(copies.movedim(0, 1).reshape(count, -1, copies.shape[-1]))
+        return torch.cat([h.reshape(k, -1), alpha.reshape(count, k, -1).movedim(1, 0).reshape(k, -1)], dim=1)
 
-    f = _flat_outputs(fn, convention)
-    rest = [x.detach().clone() for x in inputs]
     columns = [jacobian_by_central_differences(of_sources, sources, step).reshape(-1, sources.numel())]
-    with torch.no_grad():
-        for i in range(1, len(rest)):
-            flat = rest[i].view(-1)
-            for k in range(flat.numel()):
-                keep = flat[k].item()
-                flat[k] = keep + step
-                up = f(*rest)
-                flat[k] = keep - step
-                down = f(*rest)
-                flat[k] = keep
-                columns.append(((up - down) / (2 * step))[:, None])
+    for x in shared:
+        basis = torch.eye(x.numel(), dtype=x.dtype, device=x.device)
+        columns += [central_differences_along(forward, x, e.reshape(x.shape), step)[:, None] for e in basis]
     return torch.cat(columns, dim=1)
 
 
