@@ -72,9 +72,13 @@ class Step:
 def copy_committed(root: Path, dest: Path) -> Path:
     """The committed tree of `root` (HEAD) unpacked into `dest`; returns dest."""
     with subprocess.Popen(["git", "-C", str(root), "archive", "--format=tar", "HEAD"], stdout=subprocess.PIPE) as git:
-        with tarfile.open(fileobj=git.stdout, mode="r|") as tar:
-            tar.extractall(dest)
-    if git.returncode != 0:
+        try:
+            with tarfile.open(fileobj=git.stdout, mode="r|") as tar:
+                tar.extractall(dest)
+        except tarfile.ReadError:
+            if git.wait() == 0:
+                raise
+    if git.returncode != 0:  # no archive came: say why rather than what tarfile made of nothing
         raise BenchFailed(f"git archive HEAD in {root} exited {git.returncode}: run the bench from a git checkout")
     return dest
 

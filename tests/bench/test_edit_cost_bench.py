@@ -95,6 +95,12 @@ def test_the_copy_is_the_committed_tree_without_uncommitted_edits(tmp_path):
     assert (copy / "kept.txt").read_text() == "committed" and not (copy / "untracked.txt").exists()
 
 
+def test_a_folder_that_is_no_git_checkout_is_refused_with_what_to_do(tmp_path):
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(bench.BenchFailed, match="run the bench from a git checkout"):
+        bench.copy_committed(tmp_path / "plain", tmp_path / "copy")
+
+
 def _step(wall_s, **counts):
     return {"command": "cmd", "wall_s": wall_s, "returncode": 0, "counts": counts}
 
