@@ -1,4 +1,4 @@
 from fidelity.cli import main
-from fidelity.command_exit import exit_now
+from fidelity.command_exit import end_command
 
-exit_now(main())
+end_command(main)

@@ -9,7 +9,7 @@ import sys
 from typing import NoReturn
 
 from fidelity import __version__, own_checkout, project
-from fidelity.command_exit import exit_now
+from fidelity.command_exit import end_command
 from fidelity.commands import (check_cmd, discover_cmd, fixtures_cmd, init_cmd, list_cmd, perturb_cmd, report_cmd,
                                show_cmd)
 from fidelity.commands.common import EXIT_USAGE
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def console_main() -> NoReturn:
     """The `fidelity` script: main(), then the process ends as command_exit.py says."""
-    exit_now(main())
+    end_command(main)
 
 
 if __name__ == "__main__":

@@ -100,3 +100,42 @@ def test_a_command_leaves_without_the_interpreters_teardown(how, tmp_path):
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "no fidelity project found" in proc.stderr, proc.stderr[-2000:]
     assert not marker.exists()
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+COMMANDS = {"python -m fidelity": [sys.executable, "-m", "fidelity"],
+            "the fidelity script": [str(Path(sys.executable).with_name("fidelity"))]}
+
+
+def _fidelity_into_a_gone_reader(command: list[str], argv: list[str]) -> tuple[int, str]:
+    """`fidelity ARGV | head -c 0` as a shell runs it: stdout a pipe nobody reads any more, the output
+    buffered as a program's is. (exit status, stderr)."""
+    read, write = os.pipe()
+    os.close(read)
+    proc = subprocess.run([*command, *argv], cwd=REPO, env=BUFFERED, stdout=write,
+                          stderr=subprocess.PIPE, text=True, timeout=300)
+    os.close(write)
+    return proc.returncode, proc.stderr
+
+
+@pytest.mark.parametrize("how", COMMANDS)
+def test_a_reader_gone_while_the_command_still_writes_ends_it_quietly_with_120(how):
+    """`fidelity list` writes 18 kB, more than stdout's buffer: the write that finds the reader gone happens
+    while the command runs, not in the flush at its end. It ends with the status the interpreter's flush
+    gives (120), and stderr has no traceback of the pipe."""
+    code, stderr = _fidelity_into_a_gone_reader(COMMANDS[how], ["list"])
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr[-2000:]
+    assert code == 120, (code, stderr[-2000:])
+
+
+def test_a_broken_pipe_that_is_not_the_readers_is_raised_as_before(tmp_path):
+    """A BrokenPipeError from anything but the standard streams (a child's pipe) is an error of the command:
+    end_command leaves it to the interpreter, traceback and status 1."""
+    program = ("from fidelity.command_exit import end_command\n"
+               "def main():\n    raise BrokenPipeError(32, 'a child went away')\n"
+               "end_command(main)\n")
+    proc = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, env=BUFFERED, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 1 and "BrokenPipeError: [Errno 32] a child went away" in proc.stderr, proc.stderr
