@@ -269,7 +269,10 @@ class RunResult:
             return self._observed_table()
         header = ["perturbation", "gate", "outcome", "observed reading", "predicted reading", "green after"]
         rows = []
+        current = [p for p in self.perturbations if p.status == "current"]
         for p in self.perturbations:
+            if p.status == "current":  # its records are the ledger's: counted below, not listed
+                continue
             if not p.outcomes:
                 rows.append([p.id, "(no gate covers the target)" if p.status != "not_run" else "(not run)", "-", "-", "-", "-"])
             for o in p.outcomes:
@@ -284,7 +287,14 @@ class RunResult:
                 green = "-" if o.green_after is None else ("yes" if o.green_after else "NO")
                 rows.append([p.id, o.gate, outcome, _fmt(o.reading) if o.reading is not None else "-", pred, green])
         widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-        lines = [" | ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header, ["-" * w for w in widths], *rows]]
+        lines = [" | ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
+                 for r in [header, ["-" * w for w in widths], *rows]] if rows or not current else []
+        if current:
+            records = sum(len(p.outcomes) for p in current)
+            lines.append(f"{len(current)} perturbation{'s' if len(current) != 1 else ''} with current evidence "
+                         f"{'were' if len(current) != 1 else 'was'} not re-run: {'their' if len(current) != 1 else 'its'} "
+                         f"{records:,} record{'s' if records != 1 else ''} {'are' if records != 1 else 'is'} not listed "
+                         "here (`fidelity report` renders them; --json lists them)")
         for p in self.perturbations:
             if p.survivor:
                 lines.append(f"SURVIVOR {p.id}: no gate went red by its own assertion (blind spot)")
