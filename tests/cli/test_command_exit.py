@@ -33,13 +33,21 @@ CASES = {
 BUFFERED = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # output as a program's is: buffered
 
 
+def _into_a_gone_reader(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """`ARGV | head -c 0` as a shell runs it: stdout a pipe nobody reads any more, the output buffered as a
+    program's is; stderr captured."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run(argv, cwd=cwd, env=BUFFERED, stdout=write, stderr=subprocess.PIPE, text=True,
+                              timeout=300)
+    finally:
+        os.close(write)
+
+
 def _run(program: str, cwd: Path, *, close_stdout: bool = False) -> tuple[int, str, list[str]]:
     if close_stdout:  # a reader that goes away before the output is flushed (`fidelity check | head -c 0`)
-        read, write = os.pipe()
-        os.close(read)
-        proc = subprocess.run([sys.executable, "-c", program], cwd=cwd, env=BUFFERED, stdout=write,
-                              stderr=subprocess.DEVNULL, timeout=120)
-        os.close(write)
+        proc = _into_a_gone_reader([sys.executable, "-c", program], cwd)
         return proc.returncode, "", sorted(p.name for p in cwd.iterdir())
     proc = subprocess.run([sys.executable, "-c", program], cwd=cwd, env=BUFFERED, capture_output=True, text=True,
                           timeout=120)
@@ -109,23 +117,13 @@ COMMANDS = {"python -m fidelity": [sys.executable, "-m", "fidelity"],
             "the fidelity script": [str(Path(sys.executable).with_name("fidelity"))]}
 
 
-def _fidelity_into_a_gone_reader(command: list[str], argv: list[str]) -> tuple[int, str]:
-    """`fidelity ARGV | head -c 0` as a shell runs it: stdout a pipe nobody reads any more, the output
-    buffered as a program's is. (exit status, stderr)."""
-    read, write = os.pipe()
-    os.close(read)
-    proc = subprocess.run([*command, *argv], cwd=REPO, env=BUFFERED, stdout=write,
-                          stderr=subprocess.PIPE, text=True, timeout=300)
-    os.close(write)
-    return proc.returncode, proc.stderr
-
-
 @pytest.mark.parametrize("how", COMMANDS)
 def test_a_reader_gone_while_the_command_still_writes_ends_it_quietly_with_120(how):
     """`fidelity list` writes 18 kB, more than stdout's buffer: the write that finds the reader gone happens
     while the command runs, not in the flush at its end. It ends with the status the interpreter's flush
     gives (120), and stderr has no traceback of the pipe."""
-    code, stderr = _fidelity_into_a_gone_reader(COMMANDS[how], ["list"])
+    proc = _into_a_gone_reader([*COMMANDS[how], "list"], REPO)
+    code, stderr = proc.returncode, proc.stderr
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr[-2000:]
     assert code == 120, (code, stderr[-2000:])
 
