@@ -297,14 +297,23 @@ def test_manual_backward_equals_autograd_of_the_same_forward(subject, device, dt
         _close(manual, auto, _scaled(ROUTES_TOL, auto), what=f"manual {name} against autograd ({convention})", name=name)
 
 
+def _outputs(fn, convention):
+    """(h, alpha) as the float64 gradient checks call the subject: this convention, eps 1e-6."""
+    def g(sources, query, gain=None):
+        return fn(sources, query, convention=convention, eps=1e-6, gain=gain)
+    return g
+
+
 def _flat_outputs(fn, convention):
-    def f(sources, query, gain=None):
-        h, alpha = fn(sources, query, convention=convention, eps=1e-6, gain=gain)
+    outputs = _outputs(fn, convention)
+
+    def f(*inputs):
+        h, alpha = outputs(*inputs)
         return torch.cat([h.reshape(-1), alpha.reshape(-1)])
     return f
 
 
-def _central_difference_jacobian(fn, convention, inputs, step):
+def _central_difference_jacobian(outputs, inputs, step):
     """[outputs, inputs] by central differences, in the inputs' dtype (float64 here). Every source column
     comes from ONE call: the 2 N shifted copies of the sources side by side on the positions axis, each
     position's output being a function of its own sources (Eq. 2-4); the query's and the gain's columns
@@ -315,7 +324,7 @@ def _central_difference_jacobian(fn, convention, inputs, step):
     count = sources.shape[0]
 
     def forward(s=sources):
-        return fn(s, shared[0], convention=convention, eps=1e-6, gain=shared[1] if len(shared) > 1 else None)
+        return outputs(s, *shared)
 
     def of_sources(copies):  # [K, L, *batch, d] -> [K, outputs], in _flat_outputs' order
         k = copies.shape[0]
@@ -347,7 +356,7 @@ def test_gradients_pass_gradcheck_in_float64_for_every_convention(subject, devic
     f = _flat_outputs(fn, convention)
     analytic = torch.cat([j.reshape(j.shape[0], -1) for j in
                           torch.autograd.functional.jacobian(f, tuple(x.clone() for x in inputs))], dim=1)
-    numeric = _central_difference_jacobian(fn, convention, inputs, FD_STEP)
+    numeric = _central_difference_jacobian(_outputs(fn, convention), inputs, FD_STEP)
     assert_close(analytic, numeric, _scaled(FD_TOL, numeric),
                  what=f"Jacobian of (h, alpha) via the {backward} backward against central differences ({convention})")
     # our comparison above is the per-element check of gradcheck's slow mode; its fast mode (a
